@@ -1,0 +1,257 @@
+"""Rules 1-2 (never-created pods): RuntimeClass and ResourceQuota, decided from the objects in
+the bundle and cross-checked against the API server's own words.
+
+Order: the RuntimeClass admission plugin (mutating) rejects before the
+ResourceQuota plugin (validating) runs, so a manifest wrong on both is refused
+for the RuntimeClass alone; the word must match what the person saw.
+
+Quota accounting follows Kubernetes' pod evaluator: a pod counts toward
+`pods`, `count/pods`, `cpu`/`requests.cpu`, `limits.cpu`, the same for memory
+and ephemeral-storage, `requests.<extended>` and `requests.hugepages-*`; only
+keys the quota lists in spec.hard; scopes (Terminating, NotTerminating,
+BestEffort, NotBestEffort, PriorityClass) select which pods a quota counts.
+The objects decide when the bundle has them; the API server's text decides
+when only the text exists, and a refusal the text records stands even if the
+objects have changed since (the evidence then says they disagree).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from analyzer import words
+from analyzer.model import Cluster, ServerText, exact_hard
+from analyzer.podspec import all_containers, qos_best_effort, quota_usage
+from analyzer.quantity import QuantityError, format_exact
+
+_FORBIDDEN = re.compile(r'pods "(?P<name>[^"]*)" is forbidden: (?P<why>.*)')
+_QUOTA = re.compile(r"exceeded quota: (?P<quota>[^,]+), requested: (?P<requested>.*?), used: (?P<used>.*?), limited: (?P<limited>.*)$")
+_RUNTIMECLASS = re.compile(r'RuntimeClass "(?P<rc>[^"]*)" not found')
+
+# What the API server's text says, reduced to the rule it speaks for.
+SAYS_RUNTIMECLASS = "runtimeclass"
+SAYS_QUOTA = "quota"
+SAYS_OTHER = "other-refusal"
+SAYS_ADMITTED = "admitted"
+
+
+def read_refusal(why: str) -> ServerText:
+    """Classify the part after `is forbidden: ` (both for kubectl apply stderr and FailedCreate events)."""
+    m = _RUNTIMECLASS.search(why)
+    if m:
+        return ServerText(SAYS_RUNTIMECLASS, why, {"runtimeClassName": m.group("rc")})
+    m = _QUOTA.search(why)
+    if m:
+        return ServerText(SAYS_QUOTA, why, {k: v.strip() for k, v in m.groupdict().items()})
+    if "failed quota:" in why or "status unknown for quota" in why:
+        return ServerText(SAYS_QUOTA, why)
+    return ServerText(SAYS_OTHER, why)
+
+
+def text_for_pod(stderr: str, exit_status: int, pod_name: str) -> ServerText | None:
+    """What an apply's stderr says about one pod of the manifest (a file can hold several)."""
+    for line in stderr.splitlines():
+        m = _FORBIDDEN.search(line)
+        if m and m.group("name") == pod_name:
+            return read_refusal(m.group("why"))
+    if exit_status == 0:
+        return ServerText(SAYS_ADMITTED, "admitted (exit status 0)")
+    return None  # the answer is about something else (a connection error, another object)
+
+
+def text_from_event(message: str) -> ServerText | None:
+    m = _FORBIDDEN.search(message)
+    return read_refusal(m.group("why")) if m else None
+
+
+# -- quota -------------------------------------------------------------------------
+
+@dataclass
+class QuotaFinding:
+    quota: str
+    key: str
+    problem: str  # exceeded | must-specify | status-unknown
+    requested: str = ""
+    used: str = ""
+    hard: str = ""
+
+    def sentence(self) -> str:
+        if self.problem == "exceeded":
+            return f"quota {self.quota}: {self.key} used {self.used} + requested {self.requested} > hard {self.hard}"
+        if self.problem == "must-specify":
+            return f"quota {self.quota}: every container must specify {self.key}"
+        return f"quota {self.quota}: status.used has no {self.key} yet (the quota controller has not counted it)"
+
+
+def _scope_matches(quota: dict, spec: dict) -> bool:
+    qspec = quota.get("spec") or {}
+    for scope in qspec.get("scopes") or ():
+        if not _one_scope(scope, "Exists", [], spec):
+            return False
+    for expr in ((qspec.get("scopeSelector") or {}).get("matchExpressions") or ()):
+        if not _one_scope(expr.get("scopeName"), expr.get("operator"), expr.get("values") or [], spec):
+            return False
+    return True
+
+
+def _one_scope(scope: str | None, op: str | None, values: list, spec: dict) -> bool:
+    terminating = spec.get("activeDeadlineSeconds") is not None
+    if scope == "Terminating":
+        return terminating
+    if scope == "NotTerminating":
+        return not terminating
+    if scope == "BestEffort":
+        return qos_best_effort(spec)
+    if scope == "NotBestEffort":
+        return not qos_best_effort(spec)
+    if scope == "PriorityClass":
+        pc = spec.get("priorityClassName") or ""
+        if op == "In":
+            return pc in values
+        if op == "NotIn":
+            return pc not in values
+        if op == "Exists":
+            return bool(pc)
+        if op == "DoesNotExist":
+            return not pc
+    if scope == "CrossNamespacePodAffinity":
+        aff = spec.get("affinity") or {}
+        for kind in ("podAffinity", "podAntiAffinity"):
+            for section in (aff.get(kind) or {}).values():
+                for term in section or ():
+                    t = term.get("podAffinityTerm", term) if isinstance(term, dict) else {}
+                    if t.get("namespaces") or t.get("namespaceSelector") is not None:
+                        return True
+        return False
+    return True  # a scope this version does not know: count the pod, as the safer reading
+
+
+_MUST_SPECIFY = {"cpu": "requests.cpu", "requests.cpu": "requests.cpu", "memory": "requests.memory",
+                 "requests.memory": "requests.memory", "limits.cpu": "limits.cpu", "limits.memory": "limits.memory"}
+
+
+def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[QuotaFinding]:
+    usage = quota_usage(spec)
+    found: list[QuotaFinding] = []
+    for q in quotas:
+        if not _scope_matches(q, spec):
+            continue
+        name = (q.get("metadata") or {}).get("name", "?")
+        hard = exact_hard(q)
+        used_raw = (q.get("status") or {}).get("used") or {}
+        # Kubernetes' backward-compatibility rule: quota on cpu/memory requires every container to state it.
+        for key in hard:
+            need = _MUST_SPECIFY.get(key)
+            if need:
+                section, res = need.split(".")
+                for c in all_containers(spec):
+                    values = ((c.get("resources") or {}).get(section) or {})
+                    limits = ((c.get("resources") or {}).get("limits") or {})
+                    if res not in values and not (section == "requests" and res in limits):
+                        found.append(QuotaFinding(name, need, "must-specify"))
+                        break
+        for key, amount in usage.items():
+            if key not in hard:
+                continue
+            if key not in used_raw:
+                found.append(QuotaFinding(name, key, "status-unknown"))
+                continue
+            try:
+                used = Fraction(0) if used_raw[key] is None else _parse(used_raw[key])
+            except QuantityError:
+                found.append(QuotaFinding(name, key, "status-unknown"))
+                continue
+            if used + amount > hard[key]:
+                found.append(QuotaFinding(name, key, "exceeded", format_exact(amount), format_exact(used), format_exact(hard[key])))
+    return found
+
+
+def _parse(value: object) -> Fraction:
+    from analyzer.quantity import parse
+
+    return parse(value)
+
+
+# -- the two rules -------------------------------------------------------------------
+
+@dataclass
+class AdmissionResult:
+    word: str | None  # no-runtimeclass | quota-exceeded | insufficient-evidence | unclassified | None (admitted)
+    reason: str
+    evidence: dict
+
+
+def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None) -> AdmissionResult:
+    """spec None: the pod's spec is not in the bundle (an owner whose object was not collected): text only."""
+    ev: dict = {}
+    if text is not None:
+        ev["api_server"] = {"says": text.says, "text": text.text, **({"detail": text.detail} if text.detail else {})}
+
+    # Rule 1: RuntimeClass.
+    rc = spec.get("runtimeClassName") if spec is not None else None
+    rc_holds: bool | None = None
+    if spec is None:
+        rc_holds = None
+    elif rc:
+        if cluster.runtimeclasses is None:
+            rc_holds = None
+        else:
+            rc_holds = rc not in cluster.runtimeclasses
+        ev["runtimeClassName"] = rc
+        if cluster.runtimeclasses is not None:
+            ev["runtimeclasses_in_bundle"] = sorted(cluster.runtimeclasses)
+    else:
+        rc_holds = False
+
+    # Rule 2: quota (evaluated as well, so the evidence can name both causes).
+    quotas = cluster.quotas
+    q_findings: list[QuotaFinding] | None = None
+    if quotas is not None and spec is not None:
+        q_findings = quota_findings(spec, namespace, quotas.get(namespace, []))
+        ev["quota"] = [f.sentence() for f in q_findings] or [f"no quota in {namespace} would be exceeded"]
+
+    text_rc = text is not None and text.says == SAYS_RUNTIMECLASS
+    text_quota = text is not None and text.says == SAYS_QUOTA
+    text_past_rc = text is not None and text.says in (SAYS_QUOTA, SAYS_OTHER, SAYS_ADMITTED)
+    text_past_quota = text is not None and text.says in (SAYS_OTHER, SAYS_ADMITTED)
+
+    if rc_holds or text_rc:
+        ev["agrees"] = _agree(rc_holds, text_rc, text)
+        also = [f.sentence() for f in q_findings or ()]
+        if also:
+            ev["also"] = "the quota would refuse it too: " + "; ".join(also)
+        why = f"RuntimeClass {rc!r} is not in runtimeclasses.json" if rc_holds else f"the API server said: {text.text}"  # type: ignore[union-attr]
+        return AdmissionResult(words.NO_RUNTIMECLASS, why, ev)
+    if spec is None and text is None:
+        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, "neither the pod template nor the API server's text is in the bundle", ev)
+    if rc_holds is None and not text_past_rc:
+        ev["missing"] = "runtimeclasses.json"
+        return AdmissionResult(words.INSUFFICIENT_EVIDENCE,
+                               f"cannot check RuntimeClass {rc!r}: {cluster.why_missing('runtimeclasses')}", ev)
+
+    q_holds = bool(q_findings) if q_findings is not None else None
+    if q_holds or text_quota:
+        ev["agrees"] = _agree(q_holds, text_quota, text)
+        first = q_findings[0].sentence() if q_findings else f"the API server said: {text.text}"  # type: ignore[union-attr]
+        return AdmissionResult(words.QUOTA_EXCEEDED, first, ev)
+    if q_holds is None and not text_past_quota:
+        ev["missing"] = "resourcequotas.json"
+        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, f"cannot check quota: {cluster.why_missing('resourcequotas')}", ev)
+
+    if text is not None and text.says == SAYS_OTHER:
+        return AdmissionResult(words.UNCLASSIFIED, f"refused by admission for a reason not modelled: {text.text}", ev)
+    return AdmissionResult(None, "admitted", ev)
+
+
+def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> str:
+    if text is None:
+        return "no API server answer in the bundle; decided from the objects"
+    if objects is None:
+        return "decided by the API server's text (the objects it needs are not in the bundle)"
+    if objects and text_says:
+        return "yes: the objects and the API server's text agree"
+    if objects:
+        return f"no: the objects say refused, the API server said {text.says}"
+    return "no: the API server refused it, but the objects in the bundle would admit it now (changed since?)"

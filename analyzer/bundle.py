@@ -1,0 +1,260 @@
+"""Open a bundle safely: a directory, a bare directory, or a .tar.gz; never modify it.
+
+A bundle is read-only evidence. Directories are read in place. Archives are
+unpacked into a private temporary directory after every member has been
+checked: no absolute names, no `..`, only regular files and directories (no
+symlinks, hardlinks, devices or FIFOs), bounded member count and unpacked size.
+Symlinks inside a bundle directory that lead outside it are refused too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import orjson
+
+from analyzer.errors import BundleError
+
+# kind -> file name; pods and nodes are required for analysis.
+LIST_FILES: tuple[str, ...] = (
+    "pods", "nodes", "resourcequotas", "runtimeclasses", "events",
+    "replicasets", "jobs", "statefulsets", "daemonsets", "namespaces",
+)
+REQUIRED: tuple[str, ...] = ("pods", "nodes")
+ITEM_KINDS: dict[str, str] = {
+    "pods": "Pod", "nodes": "Node", "resourcequotas": "ResourceQuota", "runtimeclasses": "RuntimeClass",
+    "events": "Event", "replicasets": "ReplicaSet", "jobs": "Job", "statefulsets": "StatefulSet",
+    "daemonsets": "DaemonSet", "namespaces": "Namespace",
+}
+MANIFEST = "manifest.json"
+
+DEFAULT_MAX_UNPACKED = 32 * 2**30  # a 150,000-pod bundle is ~2 GB; 32 GiB is generous and bounded
+DEFAULT_MAX_MEMBERS = 100_000
+# A manifest can say anything; a file far larger than it says is read only
+# this far beyond the stated size before it is refused (no unbounded reads).
+SIZE_SLACK = 1 << 20
+
+
+@dataclass
+class Bundle:
+    """An opened bundle. `root` is a directory; `label` is what the user named."""
+
+    root: Path
+    label: str
+    manifest: dict | None = None
+    _tmp: str | None = None
+    failed: dict[str, str] = field(default_factory=dict)  # kind -> collector's stderr
+
+    # -- files ---------------------------------------------------------------
+    def entry(self, rel: str) -> dict | None:
+        if not self.manifest:
+            return None
+        for section in ("files", "attempts"):
+            for e in self.manifest.get(section) or ():
+                if isinstance(e, dict) and e.get("path") == rel:
+                    return e
+        return None
+
+    def path(self, rel: str) -> Path:
+        """The file's path, refusing names that leave the bundle (`..`, absolute, symlinks out)."""
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or ".." in pure.parts or rel.strip() == "":
+            raise BundleError(MANIFEST, f"refusing path {rel!r}: it leaves the bundle")
+        p = self.root / pure
+        try:
+            resolved = p.resolve(strict=False)
+        except (OSError, RuntimeError) as exc:
+            raise BundleError(rel, f"cannot resolve: {exc}") from None
+        root = self.root.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise BundleError(rel, f"refusing: it is a link to {resolved}, outside the bundle")
+        return p
+
+    def has(self, rel: str) -> bool:
+        try:
+            return self.path(rel).is_file()
+        except BundleError:
+            return False
+
+    def list_file(self, kind: str) -> str:
+        return f"{kind}.json"
+
+    def read_bytes(self, rel: str) -> bytes:
+        """The whole file, bounded by the manifest's size (plus slack) when it gives one."""
+        p = self.path(rel)
+        try:
+            st = p.stat()
+        except FileNotFoundError:
+            raise BundleError(rel, "missing") from None
+        except OSError as exc:
+            raise BundleError(rel, f"cannot read: {exc.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(rel, "not a regular file")
+        entry = self.entry(rel)
+        limit = None
+        if entry and isinstance(entry.get("bytes"), int):
+            limit = entry["bytes"] + SIZE_SLACK
+            if st.st_size > limit:
+                raise BundleError(rel, f"is {st.st_size} bytes but the manifest says {entry['bytes']}: refusing to read it")
+        try:
+            with open(p, "rb") as fh:
+                data = fh.read() if limit is None else fh.read(limit + 1)
+        except OSError as exc:
+            raise BundleError(rel, f"cannot read: {exc.strerror}") from None
+        return data
+
+    def attempts(self) -> list[str]:
+        """Relative paths of stored attempts: those the manifest lists, else attempts/*.json."""
+        if self.manifest and isinstance(self.manifest.get("attempts"), list):
+            return [e["path"] for e in self.manifest["attempts"] if isinstance(e, dict) and isinstance(e.get("path"), str)]
+        d = self.root / "attempts"
+        if d.is_dir() and not d.is_symlink():
+            return sorted(f"attempts/{p.name}" for p in d.iterdir() if p.suffix == ".json")
+        return []
+
+    # -- lifecycle -------------------------------------------------------------
+    def close(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> "Bundle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def sha256_file(path: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            size += len(chunk)
+            h.update(chunk)
+    return size, h.hexdigest()
+
+
+def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPACKED,
+                max_members: int = DEFAULT_MAX_MEMBERS) -> Bundle:
+    """Open what the user named. Raises BundleError (exit 2) with a one-line reason."""
+    label = str(path)
+    p = Path(path)
+    if not p.exists():
+        raise BundleError(label, "no such file or directory")
+    if p.is_dir():
+        return _from_directory(p, label)
+    if p.is_file():
+        if _looks_like_tar(p):
+            tmp = tempfile.mkdtemp(prefix="gpu-triage-")
+            try:
+                root = _safe_extract(p, Path(tmp), label, max_unpacked, max_members)
+                bundle = _from_directory(root, label)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            bundle._tmp = tmp
+            return bundle
+        raise BundleError(label, "not a bundle: expected a directory (with manifest.json, or pods.json and nodes.json) or a .tar.gz of one")
+    raise BundleError(label, "not a regular file or directory")
+
+
+def _looks_like_tar(p: Path) -> bool:
+    name = p.name.lower()
+    if name.endswith((".tar.gz", ".tgz", ".tar")):
+        return True
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def _from_directory(root: Path, label: str) -> Bundle:
+    bundle = Bundle(root=root, label=label)
+    if (root / MANIFEST).exists():
+        data = bundle.read_bytes(MANIFEST)
+        try:
+            manifest = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise BundleError(MANIFEST, f"not JSON: {exc}") from None
+        if not isinstance(manifest, dict):
+            raise BundleError(MANIFEST, "expected an object", "$")
+        bundle.manifest = manifest
+        for e in manifest.get("files") or ():
+            if isinstance(e, dict) and e.get("status") == "failed" and isinstance(e.get("path"), str):
+                kind = e.get("kind") or e["path"].removesuffix(".json")
+                bundle.failed[str(kind)] = str(e.get("stderr") or "").strip()
+    elif not any((root / f"{k}.json").exists() for k in REQUIRED):
+        raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it")
+    return bundle
+
+
+def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_members: int) -> Path:
+    """Check every member first, then unpack regular files only. Returns the bundle root inside dest."""
+    try:
+        tf = tarfile.open(archive, "r:*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise BundleError(label, f"not a readable tar archive: {exc}") from None
+    with tf:
+        try:
+            members = []
+            total = 0
+            for m in tf:
+                members.append(m)
+                if len(members) > max_members:
+                    raise BundleError(label, f"refusing archive: more than {max_members} members")
+                name = m.name
+                pure = PurePosixPath(name)
+                if name.startswith("/") or pure.is_absolute():
+                    raise BundleError(label, f"refusing archive member {name!r}: absolute path")
+                if ".." in pure.parts:
+                    raise BundleError(label, f"refusing archive member {name!r}: '..' leaves the bundle")
+                if m.issym() or m.islnk():
+                    raise BundleError(label, f"refusing archive member {name!r}: links are not allowed ({m.linkname!r})")
+                if not (m.isfile() or m.isdir()):
+                    raise BundleError(label, f"refusing archive member {name!r}: only regular files and directories are allowed")
+                total += m.size
+                if total > max_unpacked:
+                    raise BundleError(label, f"refusing archive: it unpacks to more than {max_unpacked} bytes")
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            raise BundleError(label, f"not a readable tar archive: {exc}") from None
+        for m in members:
+            target = dest.joinpath(*PurePosixPath(m.name).parts) if m.name not in ("", ".") else dest
+            if m.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                src = tf.extractfile(m)
+                if src is None:
+                    raise BundleError(label, f"cannot read archive member {m.name!r}")
+                written = 0
+                with src, open(target, "xb") as out:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > m.size:
+                            raise BundleError(label, f"archive member {m.name!r} is larger than its header says")
+                        out.write(chunk)
+            except FileExistsError:
+                raise BundleError(label, f"refusing archive: member {m.name!r} appears twice") from None
+            except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
+                raise BundleError(label, f"archive is damaged at {m.name!r}: {exc}") from None
+    # The bundle may be the archive's top level or its single top-level directory.
+    for candidate in (dest, *sorted(p for p in dest.iterdir() if p.is_dir())):
+        if (candidate / MANIFEST).exists() or (candidate / "pods.json").exists() or (candidate / "nodes.json").exists():
+            return candidate
+    raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json)")
+
+
+def zlib_error() -> type[Exception]:
+    import zlib
+
+    return zlib.error

@@ -1,0 +1,292 @@
+"""The order of causes.md, walked top to bottom: the first rule that holds is the answer.
+
+    admission (never-created only)  1 no-runtimeclass, 2 quota-exceeded
+    spec                            3 no-gpu-request
+    gate                            4 scheduling-gated
+    bound                           5 node-side
+    funnel (funnel.py)              6 selector-mismatch, 7 cordoned, 8 untolerated-taint,
+                                    9 no-gpu-node, 10 allocatable-zero, 11 exhausted
+    rest                            12 unclassified, 13 fits-now
+
+A rule that needs a file the bundle lacks answers insufficient-evidence and
+names the file. The scheduler's message is quoted as evidence and never read
+to decide. Classification never prints: it returns Verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import orjson
+
+from analyzer import scheduler_message, words
+from analyzer.admission import judge_admission
+from analyzer.funnel import FunnelResult, PodFacts, run_funnel, shortages
+from analyzer.model import TERMINATED, Cluster, Target
+from analyzer.podspec import accelerator_requests, effective_requests, gpu_intent, unmodelled
+from analyzer.quantity import format_units
+
+
+@dataclass
+class Verdict:
+    target: Target
+    word: str
+    reason: str
+    evidence: dict = field(default_factory=dict)
+    funnel: FunnelResult | None = None
+    fit: list[dict] | None = None
+    fragmented: bool | None = None
+    scheduler: dict | None = None
+
+    @property
+    def key(self) -> str:
+        return self.target.key
+
+    def to_dict(self) -> dict:
+        """The JSON shape described by schemas/verdicts.schema.json."""
+        t = self.target
+        out: dict = {
+            "kind": t.kind,
+            "namespace": t.namespace,
+            "name": t.name,
+            "word": self.word,
+            "reason": self.reason,
+            "next_action": words.next_action(self.word),
+            "source": t.source,
+            "evidence": self.evidence,
+            "funnel": None,
+            "fit": self.fit,
+            "fragmented": self.fragmented,
+            "scheduler_message": None,
+        }
+        if self.funnel is not None:
+            out["funnel"] = [
+                {"stage": s.name, "nodes_in": s.nodes_in, "nodes_out": s.nodes_out,
+                 "removed": [{"node": n, "reason": r.text} for n, r in s.removed]}
+                for s in self.funnel.stages
+            ]
+        if self.scheduler:
+            out["scheduler_message"] = self.scheduler.get("message")
+            out["scheduler"] = self.scheduler
+        return out
+
+
+def _names(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+class Classifier:
+    """Answers targets against one cluster view. Funnels are cached per distinct pod shape,
+    so a Deployment's hundred pending replicas cost one funnel, not a hundred."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._funnels: dict[bytes, tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]] = {}
+
+    # -- public ------------------------------------------------------------------------
+    def classify(self, target: Target) -> Verdict:
+        v = self._decide(target)
+        if target.kind == "Pod" and target.spec is not None:
+            self._attach_scheduler(v)
+        return v
+
+    def ask(self, namespace: str, name: str, extra: list[Target] = ()) -> Verdict | None:  # type: ignore[assignment]
+        """`why NS/NAME`: a target, or a pod that is not one (then `running` or `no-gpu-request`)."""
+        for t in list(self.cluster.pod_targets) + list(extra):
+            if t.namespace == namespace and t.name == name:
+                return self.classify(t)
+        doc = self.cluster.pods
+        if doc is None:
+            return None
+        for i, item in doc.valid_items():
+            meta = item["metadata"]
+            if meta["namespace"] == namespace and meta["name"] == name:
+                status = item.get("status") or {}
+                t = Target("Pod", namespace, name, item["spec"], True, f"pods.json {doc.item_path(i)}",
+                           status.get("phase"), item["spec"].get("nodeName") or "", status, str(meta.get("uid") or ""))
+                return self._not_a_target(t)
+        return None
+
+    # -- the order -------------------------------------------------------------------------
+    def _decide(self, t: Target) -> Verdict:
+        c = self.cluster
+        if t.invalid:
+            return Verdict(t, words.INSUFFICIENT_EVIDENCE, f"{t.source} is invalid: {t.invalid[0]}",
+                           {"invalid": [str(v) for v in t.invalid[:20]], "missing": t.invalid[0].file})
+        evidence: dict = {}
+        if not t.created:
+            adm = judge_admission(c, t.spec, t.namespace, t.server_text)
+            evidence["admission"] = adm.evidence
+            if t.owner:
+                evidence["owner"] = t.owner
+            if t.answer is not None:
+                evidence["answer"] = {k: t.answer.get(k) for k in ("command", "exitStatus", "stderr") if k in t.answer}
+            if adm.word is not None:
+                return Verdict(t, adm.word, adm.reason, evidence)
+        spec = t.spec
+        if spec is None:
+            return Verdict(t, words.INSUFFICIENT_EVIDENCE, "the pod's spec is not in the bundle", evidence)
+
+        intent = gpu_intent(spec, c.runtimeclasses, c.config, (t.namespace, t.name))
+        accel = accelerator_requests(spec, c.config)
+        if intent and not accel:
+            evidence.update({"gpu_intent": intent, "accelerator_requests": {}})
+            return Verdict(t, words.NO_GPU_REQUEST, f"GPU intent ({intent}) but no container requests an accelerator", evidence)
+        if intent:
+            evidence["gpu_intent"] = intent
+        if accel:
+            evidence["accelerator_requests"] = accel
+
+        gates = [g.get("name") for g in spec.get("schedulingGates") or ()]
+        if gates:
+            evidence["schedulingGates"] = gates
+            return Verdict(t, words.SCHEDULING_GATED, "scheduling gates: " + ", ".join(map(str, gates)), evidence)
+
+        if t.created and t.node_name and t.phase == "Pending":
+            evidence.update(self._node_side_evidence(t))
+            return Verdict(t, words.NODE_SIDE, f"bound to {t.node_name} but still Pending: the node could not start it", evidence)
+
+        if c.nodes is None:
+            evidence["missing"] = "nodes.json"
+            return Verdict(t, words.INSUFFICIENT_EVIDENCE, f"cannot run the node funnel: {c.why_missing('nodes')}", evidence)
+        if not c.nodes:
+            evidence["missing"] = "nodes.json"
+            return Verdict(t, words.INSUFFICIENT_EVIDENCE, "nodes.json lists no usable node: nothing to judge the pod against", evidence)
+
+        facts, funnel, fit, fragmented = self._funnel(spec, "" if t.created else t.node_name)
+        evidence["requests"] = {r: format_units(r, v) for r, v in sorted(facts.requests.items()) if v}
+        if funnel.word is not None:
+            return Verdict(t, funnel.word, self._funnel_reason(funnel), evidence, funnel, fit, fragmented)
+
+        fits = [n.name for n in funnel.fits]
+        unknown = [n for n in fits if n in c.unknown_usage]
+        if unknown and len(unknown) == len(fits):
+            evidence["missing"] = c.unknown_usage[unknown[0]].split(":")[0]
+            evidence["unknown_usage"] = {n: c.unknown_usage[n] for n in unknown[:20]}
+            return Verdict(t, words.INSUFFICIENT_EVIDENCE,
+                           f"only {_names(unknown)} could take it, and an invalid pod bound there hides its usage", evidence, funnel, fit)
+        needs = unmodelled(spec)
+        evidence["fits_on"] = fits[:50]
+        if needs:
+            evidence["not_modelled"] = needs
+            return Verdict(t, words.UNCLASSIFIED, f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs), evidence, funnel, fit)
+        return Verdict(t, words.FITS_NOW, f"fits now on {_names(fits)}", evidence, funnel, fit)
+
+    def _not_a_target(self, t: Target) -> Verdict:
+        c = self.cluster
+        spec = t.spec or {}
+        intent = gpu_intent(spec, c.runtimeclasses, c.config, (t.namespace, t.name))
+        accel = accelerator_requests(spec, c.config)
+        evidence = {"phase": t.phase, "nodeName": t.node_name}
+        if intent and not accel:
+            evidence.update({"gpu_intent": intent, "accelerator_requests": {}})
+            return Verdict(t, words.NO_GPU_REQUEST, f"{t.phase} on {t.node_name}, GPU intent ({intent}) but no accelerator requested", evidence)
+        note = "" if t.phase not in TERMINATED else " (it ran and ended)"
+        return Verdict(t, words.RUNNING, f"{t.phase} on {t.node_name}{note}: not a scheduling problem", evidence)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _funnel(self, spec: dict, pin: str) -> tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]:
+        key = orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), effective_requests(spec), pin],
+                           option=orjson.OPT_SORT_KEYS)
+        cached = self._funnels.get(key)
+        if cached is None:
+            facts = PodFacts.of(spec, pin)
+            funnel = run_funnel(facts, self.cluster.nodes or [], self.cluster)
+            fit, fragmented = self._fit_evidence(facts, funnel)
+            cached = self._funnels[key] = (facts, funnel, fit, fragmented)
+        return cached
+
+    def _fit_evidence(self, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict] | None, bool | None]:
+        """For exhausted: each candidate's allocatable, used (and by whom), free, requested; fragmentation."""
+        c = self.cluster
+        if funnel.word != words.EXHAUSTED:
+            return None, None
+        wanted = c.config.resource_order([r for r, v in facts.requests.items() if v > 0] + ["pods"])
+        rows = []
+        free_sum: dict[str, int] = {}
+        short_everywhere: set[str] | None = None
+        pods_doc = c.pods
+        for node in funnel.fit_candidates:
+            used = c.usage.get(node.name) or {}
+            short = [r for r, *_ in shortages(facts, node, c)]
+            short_everywhere = set(short) if short_everywhere is None else short_everywhere & set(short)
+            resources = {}
+            for r in wanted:
+                want = 1 if r == "pods" else facts.requests.get(r, 0)
+                alloc = node.allocatable.get(r, 0)
+                free = alloc - used.get(r, 0)
+                free_sum[r] = free_sum.get(r, 0) + max(free, 0)
+                resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, used.get(r, 0)),
+                                "free": format_units(r, free), "requested": format_units(r, want)}
+            used_by = []
+            for i in c.pods_on.get(node.name, ()):
+                item = pods_doc.items[i] if pods_doc else {}
+                req = effective_requests(item["spec"])
+                shown = {r: format_units(r, req[r]) for r in short if r in req and req[r]}
+                if shown:
+                    meta = item["metadata"]
+                    used_by.append({"pod": f"{meta['namespace']}/{meta['name']}", "phase": (item.get("status") or {}).get("phase"), "requests": shown})
+            row = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
+            if node.name in c.unknown_usage:
+                row["unknown_usage"] = c.unknown_usage[node.name]
+            rows.append(row)
+        fragmented = False
+        for r in short_everywhere or ():
+            want = 1 if r == "pods" else facts.requests.get(r, 0)
+            if free_sum.get(r, 0) >= want:
+                fragmented = True
+        return rows, fragmented
+
+    def _funnel_reason(self, funnel: FunnelResult) -> str:
+        last = funnel.stages[-1]
+        by_reason: dict[str, list[str]] = {}
+        for node, reason in last.removed:
+            by_reason.setdefault(reason.text, []).append(node)
+        parts = [f"{_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+        head = {"selector": f"no node matches nodeSelector/affinity (0 of {last.nodes_in})",
+                "taints": f"every candidate ({last.nodes_in}) is excluded by a taint or cordon",
+                "advertised": f"no candidate ({last.nodes_in}) advertises the resource",
+                "allocatable": f"every candidate ({last.nodes_in}) reports allocatable 0",
+                "fit": f"no candidate ({last.nodes_in}) has room"}[last.name]
+        if last.name == "selector":
+            return head
+        return head + ": " + "; ".join(parts[:3])
+
+    def _node_side_evidence(self, t: Target) -> dict:
+        c = self.cluster
+        ev: dict = {"nodeName": t.node_name, "phase": t.phase, "node_in_bundle": t.node_name in c.nodes_by_name if c.nodes is not None else None}
+        waiting = []
+        for cs in (t.status.get("initContainerStatuses") or []) + (t.status.get("containerStatuses") or []):
+            w = (cs.get("state") or {}).get("waiting")
+            if w:
+                waiting.append({"container": cs.get("name"), "reason": w.get("reason"), "message": w.get("message")})
+        if waiting:
+            ev["waiting"] = waiting
+        return ev
+
+    def _attach_scheduler(self, v: Verdict) -> None:
+        said = scheduler_message.recorded(self.cluster, v.target)
+        sched: dict = {}
+        if said is not None:
+            sched = {"message": said.message, "source": said.source, "reason": said.reason}
+        if self.cluster.nodes and v.target.spec is not None and v.word not in (words.NODE_SIDE, words.SCHEDULING_GATED):
+            facts = self._funnel(v.target.spec, "")[0]
+            rebuilt = scheduler_message.rebuild(self.cluster, facts)
+            sched["rebuilt"] = rebuilt
+            if said is not None:
+                sched["comparison"] = scheduler_message.compare(said.message, rebuilt)
+        if said is not None and said.message:
+            note = scheduler_message.conflation_note(said.message, v.word)
+            if note:
+                sched["conflation"] = note
+            hint = scheduler_message.preemption_hint(said.message)
+            if hint:
+                sched["preemption"] = hint
+        v.scheduler = sched or None
+
+
+def classify_all(cluster: Cluster, extra: list[Target] = ()) -> list[Verdict]:  # type: ignore[assignment]
+    """Every target: pods that will not start, then attempts and refused owners."""
+    clf = Classifier(cluster)
+    return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra)]

@@ -1,0 +1,172 @@
+"""The gpu-triage command line: thin typer commands over pipeline, report and collector.
+
+No rule lives here. Exit statuses: validate 0 valid / 1 findings / 2 unreadable;
+analyze and why 0 answered / 2 unreadable or partly invalid (what could be
+answered is still printed; the problems go to stderr).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from analyzer import __version__
+from analyzer.errors import BundleError, UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="One cause word for every GPU pod that will not start, from a kubectl bundle, offline.")
+
+MAX_SHOWN = 50
+
+
+class Output(str, Enum):
+    table = "table"
+    json = "json"
+    words = "words"
+
+
+def _fail(message: str, status: int = 2) -> None:
+    sys.stderr.write(f"gpu-triage: {message}\n")
+    raise typer.Exit(status)
+
+
+def _guard(fn: Callable[[], int]) -> None:
+    """Every error a person can meet becomes one line and exit 2, never a traceback."""
+    try:
+        status = fn()
+    except (BundleError, UsageError) as exc:
+        _fail(str(exc))
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except MemoryError:
+        _fail("out of memory while reading the bundle")
+    except RecursionError:
+        _fail("input nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - the promise is: no traceback for any input
+        if os.environ.get("GPU_TRIAGE_DEBUG"):
+            raise
+        _fail(f"internal error ({type(exc).__name__}: {exc}); rerun with GPU_TRIAGE_DEBUG=1 and report it")
+    raise typer.Exit(status)
+
+
+def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
+    problems = analysis.problems
+    if not problems:
+        return
+    for line in problems[:MAX_SHOWN]:
+        sys.stderr.write(f"{line}\n")
+    total = analysis.problem_count
+    if total > MAX_SHOWN:
+        sys.stderr.write(f"… {total - MAX_SHOWN} more\n")
+    sys.stderr.write(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects\n")
+
+
+ManifestOpt = typer.Option(None, "--manifest", help="A pod manifest (YAML or JSON) to judge as an attempt; repeatable.")
+GpuPodOpt = typer.Option(None, "--gpu-pod", help="NS/NAME: declare GPU intent for this pod; repeatable.")
+ResourceOpt = typer.Option(None, "--resource", help="Another accelerator resource name or pattern (e.g. example.com/fpga-*); repeatable.")
+
+
+def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped-def]
+    from analyzer.pipeline import Options
+
+    return Options(tuple(namespace or ()), tuple(manifest or ()), tuple(gpu_pod or ()), tuple(resource or ()))
+
+
+@app.command()
+def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
+             engine: Optional[str] = typer.Option(None, help="jsonschema-rs (default) or jsonschema")) -> None:
+    """Check every file against its schema and the manifest's sizes and checksums."""
+    def run() -> int:
+        from analyzer.pipeline import validate_only
+
+        loaded = validate_only(bundle, engine)
+        for v in loaded.violations[:MAX_SHOWN]:
+            print(v)
+        if loaded.violation_count > MAX_SHOWN:
+            print(f"… {loaded.violation_count - MAX_SHOWN} more")
+        files = len(loaded.documents) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
+        if loaded.violation_count:
+            sys.stderr.write(f"gpu-triage: {loaded.violation_count} violation(s) in {bundle}\n")
+            return 1
+        sys.stderr.write(f"gpu-triage: {bundle}: valid ({files} file(s), engine {loaded.engine})\n")
+        return 0
+    _guard(run)
+
+
+@app.command()
+def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
+            output: Output = typer.Option(Output.table, "-o", "--output", help="table, json or words"),
+            namespace: Optional[List[str]] = typer.Option(None, "-n", "--namespace", help="Only targets in this namespace; repeatable."),
+            manifest: Optional[List[Path]] = ManifestOpt,
+            gpu_pod: Optional[List[str]] = GpuPodOpt,
+            resource: Optional[List[str]] = ResourceOpt) -> None:
+    """Validate, then give every Pending or node-less pod (and every refused manifest or owner) one cause word."""
+    def run() -> int:
+        from analyzer.pipeline import analyse
+        from analyzer.report import renderers
+
+        analysis = analyse(bundle, _options(namespace, manifest, gpu_pod, resource))
+        with analysis.bundle:
+            renderers()[output.value](analysis.verdicts, sys.stdout)
+            sys.stdout.flush()
+            _report_problems(analysis)
+            return 2 if analysis.problem_count else 0
+    _guard(run)
+
+
+@app.command()
+def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
+        pod: str = typer.Argument(..., help="NAMESPACE/NAME (an owner: NAMESPACE/KIND/NAME)"),
+        explain: bool = typer.Option(False, "--explain", help="Print the evidence for a person."),
+        manifest: Optional[List[Path]] = ManifestOpt,
+        gpu_pod: Optional[List[str]] = GpuPodOpt,
+        resource: Optional[List[str]] = ResourceOpt) -> None:
+    """One pod in, one word out."""
+    def run() -> int:
+        from analyzer.classify import Classifier
+        from analyzer.pipeline import analyse, split_key
+        from analyzer.report import explain as explain_format
+
+        analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False)
+        with analysis.bundle:
+            clf = Classifier(analysis.cluster)
+            verdict = None
+            for t in analysis.extra:
+                if t.key == pod:
+                    verdict = clf.classify(t)
+            if verdict is None and pod.count("/") == 1:
+                ns, name = split_key(pod)
+                verdict = clf.ask(ns, name)
+            if verdict is None:
+                raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
+            if explain:
+                explain_format.render(verdict, sys.stdout)
+            else:
+                print(verdict.word)
+            return 2 if analysis.problem_count else 0
+    _guard(run)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
+def collect(ctx: typer.Context) -> None:
+    """Collect a bundle with kubectl (the same code as scripts/collect.py; `collect --help` for its options)."""
+    from analyzer.collector import run_collector
+
+    raise typer.Exit(run_collector(list(ctx.args)))
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    print(__version__)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,111 @@
+"""Taints, tolerations, node selectors and required node affinity, as the scheduler matches them.
+
+Sources: k8s.io/api/core/v1 Toleration.ToleratesTaint, and
+k8s.io/component-helpers/scheduling/corev1/nodeaffinity (terms are ORed,
+requirements within a term ANDed, an empty term matches nothing, Gt/Lt compare
+integers and fail when either side does not parse, matchFields supports only
+metadata.name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule never blocks
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+def tolerations_of(spec: dict) -> tuple[Toleration, ...]:
+    return tuple(
+        Toleration(t.get("key") or "", t.get("operator") or "Equal", t.get("value") or "", t.get("effect") or "")
+        for t in spec.get("tolerations") or ()
+    )
+
+
+def taints_of(node: dict) -> tuple[Taint, ...]:
+    return tuple(Taint(t["key"], t.get("value") or "", t["effect"]) for t in (node.get("spec") or {}).get("taints") or ())
+
+
+def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")
+
+
+def _requirement(expr: dict, value: str | None, present: bool) -> bool:
+    op = expr.get("operator")
+    values = expr.get("values") or []
+    if op == "In":
+        return present and value in values
+    if op == "NotIn":
+        return not present or value not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        try:
+            left, right = int(value or ""), int(values[0])
+        except ValueError:
+            return False
+        return left > right if op == "Gt" else left < right
+    return False
+
+
+def term_matches(term: dict, labels: dict[str, str], node_name: str) -> bool:
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not exprs and not fields:
+        return False
+    for expr in exprs:
+        key = expr.get("key", "")
+        if not _requirement(expr, labels.get(key), key in labels):
+            return False
+    for expr in fields:
+        if expr.get("key") != "metadata.name" or expr.get("operator") not in ("In", "NotIn"):
+            return False
+        if not _requirement(expr, node_name, True):
+            return False
+    return True
+
+
+def selector_matches(node_selector: dict[str, str], terms: list[dict] | None, labels: dict[str, str], node_name: str) -> bool:
+    """nodeSelector AND (any required node-affinity term); terms None means no required affinity."""
+    for k, v in node_selector.items():
+        if labels.get(k) != v:
+            return False
+    if terms is None:
+        return True
+    return any(term_matches(t, labels, node_name) for t in terms)

@@ -1,0 +1,296 @@
+"""Validated documents -> slim views and indexes, built once per bundle.
+
+Nothing here decides a cause word. It answers: which nodes exist and what they
+offer (NodeView), what every non-terminated pod bound to a node uses (the
+usage index), which pods are targets, what the scheduler last said about
+each, and which RuntimeClasses and ResourceQuotas exist.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from analyzer import quantity
+from analyzer.accelerators import AcceleratorConfig, is_extended
+from analyzer.matching import Taint, taints_of
+from analyzer.podspec import effective_requests
+from analyzer.quantity import QuantityError
+from analyzer.validate import Document, Loaded, Violation
+
+TERMINATED = ("Succeeded", "Failed")
+
+
+@dataclass(slots=True)
+class NodeView:
+    name: str
+    index: int
+    labels: dict[str, str]
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    capacity: dict[str, int]
+    allocatable: dict[str, int]
+
+
+@dataclass
+class ServerText:
+    """What the API server said about a pod it refused (or admitted), reduced to the rule it speaks for."""
+
+    says: str  # runtimeclass | quota | other-refusal | admitted
+    text: str  # verbatim
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class Target:
+    """One thing to answer: a pod, an attempt (a manifest judged against the bundle) or a refused owner."""
+
+    kind: str  # "Pod", "Attempt", or the owner's kind ("ReplicaSet", "Job", ...)
+    namespace: str
+    name: str
+    spec: dict | None
+    created: bool
+    source: str  # "pods.json $.items[3]" etc.: where a person finds it
+    phase: str | None = None
+    node_name: str = ""
+    status: dict = field(default_factory=dict)
+    uid: str = ""
+    server_text: ServerText | None = None  # the API server's own answer, when the bundle has it
+    answer: dict | None = None  # an attempt's stored dry-run answer
+    owner: dict | None = None  # desired/existing replicas, events, for controller refusals
+    invalid: list[Violation] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        if self.kind in ("Pod", "Attempt"):
+            return f"{self.namespace}/{self.name}"
+        return f"{self.namespace}/{self.kind.lower()}/{self.name}"
+
+
+@dataclass
+class SchedulerSaid:
+    message: str
+    source: str  # "PodScheduled condition" or "FailedScheduling event at <time>"
+    reason: str = ""
+
+
+@dataclass
+class Cluster:
+    loaded: Loaded
+    config: AcceleratorConfig
+    nodes: list[NodeView] | None
+    nodes_by_name: dict[str, NodeView]
+    usage: dict[str, dict[str, int]]
+    pods_on: dict[str, list[int]]
+    unknown_usage: dict[str, str]
+    pod_targets: list[Target]
+    runtimeclasses: dict[str, str] | None  # name -> handler; None when not in the bundle
+    quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
+    scheduler_events: dict[tuple[str, str], SchedulerSaid]
+    server_minor: int | None
+    problems: list[Violation] = field(default_factory=list)
+
+    @property
+    def pods(self) -> Document | None:
+        return self.loaded.documents.get("pods")
+
+    def why_missing(self, kind: str) -> str:
+        return self.loaded.why_missing(kind)
+
+    def pod_label(self, index: int) -> str:
+        doc = self.pods
+        assert doc is not None
+        meta = doc.items[index].get("metadata") or {}
+        return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _units(resources: dict | None) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, value in (resources or {}).items():
+        out[name] = quantity.scheduler_units(name, value)
+    return out
+
+
+def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, str]]:
+    """Extended resources must be whole numbers (API validation); a hostile bundle may say 0.5."""
+    found = []
+    for section in ("initContainers", "containers"):
+        for ci, c in enumerate(spec.get(section) or ()):
+            res = c.get("resources") or {}
+            for kind in ("requests", "limits"):
+                for name, value in (res.get(kind) or {}).items():
+                    if is_extended(name):
+                        q = quantity.parse(value)
+                        if q.denominator != 1:
+                            found.append((f"{base}.spec.{section}[{ci}].resources.{kind}[\"{name}\"]",
+                                          f"a whole number for extended resource {name}", repr(value)))
+    return found
+
+
+def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]:
+    doc = loaded.documents.get("nodes")
+    if doc is None:
+        return None, []
+    problems: list[Violation] = []
+    nodes: list[NodeView] = []
+    seen: set[str] = set()
+    for i, item in doc.valid_items():
+        meta = item["metadata"]
+        name = meta["name"]
+        path = doc.item_path(i)
+        if name in seen:
+            problems += loaded.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
+            doc.invalid[i] = problems[-1:]
+            continue
+        seen.add(name)
+        spec = item.get("spec") or {}
+        status = item.get("status") or {}
+        try:
+            node = NodeView(name, i, meta.get("labels") or {}, bool(spec.get("unschedulable")), taints_of(item),
+                            _units(status.get("capacity")), _units(status.get("allocatable")))
+        except QuantityError as exc:
+            doc.invalid[i] = loaded.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
+            problems += doc.invalid[i]
+            continue
+        nodes.append(node)
+    return nodes, problems
+
+
+_TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
+
+
+def event_time(e: dict) -> str:
+    """Events carry eventTime (scheduler) or first/lastTimestamp (controllers); order by whichever exists."""
+    series = e.get("series") or {}
+    if isinstance(series, dict) and series.get("lastObservedTime"):
+        return str(series["lastObservedTime"])
+    for k in _TIME_KEYS:
+        if e.get(k):
+            return str(e[k])
+    return str((e.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
+    doc = loaded.documents.get("events")
+    out: dict[tuple[str, str], tuple[str, SchedulerSaid]] = {}
+    if doc is None:
+        return {}
+    for _, e in doc.valid_items():
+        if e.get("reason") != "FailedScheduling":
+            continue
+        io = e.get("involvedObject") or {}
+        if io.get("kind") != "Pod":
+            continue
+        key = (str(io.get("namespace") or ""), str(io.get("name") or ""))
+        t = event_time(e)
+        if key not in out or t >= out[key][0]:
+            out[key] = (t, SchedulerSaid(str(e.get("message") or ""), f"FailedScheduling event at {t or 'unknown time'}", "FailedScheduling"))
+    return {k: v for k, (_, v) in out.items()}
+
+
+def _server_minor(loaded: Loaded) -> int | None:
+    text = None
+    if loaded.version:
+        text = (loaded.version.get("serverVersion") or {}).get("gitVersion")
+    if not text and loaded.bundle.manifest:
+        text = (loaded.bundle.manifest.get("kubectl") or {}).get("serverVersion")
+    m = re.match(r"v?1\.(\d+)", str(text or ""))
+    return int(m.group(1)) if m else None
+
+
+def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
+    nodes, problems = build_nodes(loaded)
+    usage: dict[str, dict[str, int]] = {}
+    pods_on: dict[str, list[int]] = {}
+    unknown: dict[str, str] = {}
+    targets: list[Target] = []
+    doc = loaded.documents.get("pods")
+    if doc is not None:
+        seen: set[tuple[str, str]] = set()
+        items = doc.items
+        invalid = doc.invalid
+        for i in range(len(items)):
+            item = items[i]
+            if i in invalid:
+                _invalid_pod(doc, i, item, invalid[i], unknown, targets)
+                continue
+            meta = item["metadata"]
+            spec = item["spec"]
+            status = item.get("status") or {}
+            ns, name = meta["namespace"], meta["name"]
+            if (ns, name) in seen:
+                invalid[i] = loaded.add(doc.file, [(f"{doc.item_path(i)}.metadata", "each pod once", f"a second pod {ns}/{name}")])
+                problems += invalid[i]
+                continue
+            seen.add((ns, name))
+            phase = status.get("phase")
+            node = spec.get("nodeName") or ""
+            try:
+                bad = _extended_integer_problems(spec, doc.item_path(i))
+                if bad:
+                    raise _Invalid(bad)
+                requests = effective_requests(spec) if node and phase not in TERMINATED else None
+            except QuantityError as exc:
+                bad = [(f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
+                requests = None
+            except _Invalid as exc:
+                bad = exc.findings
+                requests = None
+            if bad:
+                invalid[i] = loaded.add(doc.file, bad)
+                problems += invalid[i]
+                _invalid_pod(doc, i, item, invalid[i], unknown, targets)
+                continue
+            if requests is not None:
+                used = usage.get(node)
+                if used is None:
+                    used = usage[node] = {}
+                    pods_on[node] = []
+                for k, v in requests.items():
+                    used[k] = used.get(k, 0) + v
+                used["pods"] = used.get("pods", 0) + 1
+                pods_on[node].append(i)
+            if phase == "Pending" or not node:
+                targets.append(Target("Pod", ns, name, spec, True, f"pods.json {doc.item_path(i)}", phase, node, status,
+                                      str(meta.get("uid") or "")))
+    rcs = None
+    if "runtimeclasses" in loaded.documents:
+        rcs = {item["metadata"]["name"]: item.get("handler", "") for _, item in loaded.documents["runtimeclasses"].valid_items()}
+    quotas = None
+    if "resourcequotas" in loaded.documents:
+        quotas = {}
+        for _, item in loaded.documents["resourcequotas"].valid_items():
+            quotas.setdefault(item["metadata"]["namespace"], []).append(item)
+    return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
+                   _scheduler_events(loaded), _server_minor(loaded), problems)
+
+
+class _Invalid(Exception):
+    def __init__(self, findings: list[tuple[str, str, str]]) -> None:
+        super().__init__("invalid")
+        self.findings = findings
+
+
+def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],
+                 targets: list[Target]) -> None:
+    """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence if it is a target."""
+    if not isinstance(item, dict):
+        return
+    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
+    status = item.get("status") if isinstance(item.get("status"), dict) else {}
+    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    phase = status.get("phase") if isinstance(status.get("phase"), str) else None
+    first = str(violations[0]) if violations else f"{doc.file}: {doc.item_path(i)}: invalid"
+    if node and phase not in TERMINATED:
+        unknown.setdefault(node, first)
+    ns, name = meta.get("namespace"), meta.get("name")
+    if isinstance(ns, str) and isinstance(name, str) and ns and name and (phase == "Pending" or not node):
+        targets.append(Target("Pod", ns, name, None, True, f"pods.json {doc.item_path(i)}", phase, node, {},
+                              invalid=list(violations)))
+
+
+def exact_hard(quota: dict) -> dict[str, Fraction]:
+    hard = (quota.get("spec") or {}).get("hard") or (quota.get("status") or {}).get("hard") or {}
+    return {k: quantity.parse(v) for k, v in hard.items()}

@@ -1,0 +1,205 @@
+"""What a pod spec asks for: effective requests and limits, quota usage, GPU intent, unmodelled needs.
+
+Effective request (causes.md, Kubernetes resourcehelper.PodRequests): the
+larger of (a) the sum over app containers plus restartable init containers
+(sidecars, `restartPolicy: Always`) and (b) for each ordinary init container
+its own request plus the sidecars started before it; then plus spec.overhead.
+A container's request for a resource defaults to its limit when only the
+limit is given (API defaulting; needed for manifests that never reached the
+API server, and the rule for extended resources).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable, TypeVar
+
+from analyzer import quantity
+from analyzer.accelerators import NO_GPU_VISIBLE_DEVICES, AcceleratorConfig, is_extended
+
+T = TypeVar("T", int, Fraction)
+
+
+def container_requests(container: dict, convert: Callable[[str, object], T]) -> dict[str, T]:
+    res = container.get("resources") or {}
+    requests = res.get("requests") or {}
+    limits = res.get("limits") or {}
+    out: dict[str, T] = {}
+    for name, value in limits.items():
+        if name not in requests:
+            out[name] = convert(name, value)
+    for name, value in requests.items():
+        out[name] = convert(name, value)
+    return out
+
+
+def container_limits(container: dict, convert: Callable[[str, object], T]) -> dict[str, T]:
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return {name: convert(name, value) for name, value in limits.items()}
+
+
+def _add(into: dict, more: dict) -> None:
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_all: bool,
+               convert: Callable[[str, object], T]) -> dict[str, T]:
+    total: dict = {}
+    for c in spec.get("containers") or ():
+        _add(total, per_container(c))
+    init = spec.get("initContainers")
+    if init:
+        sidecars: dict = {}
+        init_max: dict = {}
+        for c in init:
+            r = per_container(c)
+            if c.get("restartPolicy") == "Always":
+                _add(total, r)
+                _add(sidecars, r)
+                current = dict(sidecars)
+            else:
+                current = dict(sidecars)
+                _add(current, r)
+            for k, v in current.items():
+                if v > init_max.get(k, 0):
+                    init_max[k] = v
+        for k, v in init_max.items():
+            if v > total.get(k, 0):
+                total[k] = v
+    overhead = spec.get("overhead")
+    if overhead:
+        for name, value in overhead.items():
+            if overhead_to_all or name in total:
+                total[name] = total.get(name, 0) + convert(name, value)
+    return total
+
+
+def effective_requests(spec: dict) -> dict[str, int]:
+    """Scheduler units (cpu in millicores, the rest in whole units, rounded up)."""
+    conv = quantity.scheduler_units
+    return _effective(spec, lambda c: container_requests(c, conv), True, conv)
+
+
+def exact_requests(spec: dict) -> dict[str, Fraction]:
+    conv = _exact
+    return _effective(spec, lambda c: container_requests(c, conv), True, conv)
+
+
+def exact_limits(spec: dict) -> dict[str, Fraction]:
+    """resourcehelper.PodLimits: overhead is added only to resources that have a limit."""
+    conv = _exact
+    return _effective(spec, lambda c: container_limits(c, conv), False, conv)
+
+
+def _exact(_name: str, value: object) -> Fraction:
+    return quantity.parse(value)
+
+
+def all_containers(spec: dict) -> list[dict]:
+    return list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+
+
+def accelerator_requests(spec: dict, config: AcceleratorConfig) -> dict[str, int]:
+    """Accelerator resources any container or init container asks for (requests or limits), > 0."""
+    out: dict[str, int] = {}
+    for c in all_containers(spec):
+        for name, units in container_requests(c, quantity.scheduler_units).items():
+            if units > 0 and config.is_accelerator(name):
+                out[name] = max(out.get(name, 0), units)
+    return out
+
+
+def extended_requested(requests: dict[str, int]) -> list[str]:
+    """Extended resources (domain-prefixed, outside kubernetes.io) the pod requests (> 0)."""
+    return sorted(name for name, units in requests.items() if units > 0 and is_extended(name))
+
+
+def gpu_intent(spec: dict, runtime_handlers: dict[str, str] | None, config: AcceleratorConfig,
+               key: tuple[str, str] | None = None) -> str | None:
+    """The first GPU-intent signal the pod shows (causes.md, rule 3), as a sentence, or None."""
+    if key is not None and key in config.gpu_pods:
+        return "declared a GPU pod with --gpu-pod"
+    rc = spec.get("runtimeClassName")
+    if rc:
+        handler = (runtime_handlers or {}).get(rc, "")
+        if "nvidia" in rc.lower() or "nvidia" in handler.lower():
+            return f"spec.runtimeClassName {rc!r}" + (f" (handler {handler!r})" if handler else "")
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        if config.mentions_accelerator(k) or config.mentions_accelerator(str(v)):
+            return f"spec.nodeSelector {k}={v}"
+    for term in required_terms(spec):
+        for expr in (term.get("matchExpressions") or ()):
+            texts = [str(expr.get("key", ""))] + [str(x) for x in expr.get("values") or ()]
+            if any(config.mentions_accelerator(t) for t in texts):
+                return f"required node affinity on {expr.get('key')}"
+    for t in spec.get("tolerations") or ():
+        k = t.get("key") or ""
+        if k and config.is_accelerator(k):
+            return f"a toleration for {k}"
+    for c in all_containers(spec):
+        for env in c.get("env") or ():
+            if env.get("name") == "NVIDIA_VISIBLE_DEVICES":
+                value = env.get("value")
+                if isinstance(value, str) and value.strip().lower() not in NO_GPU_VISIBLE_DEVICES and "REDACTED" not in value:
+                    return f"container {c.get('name')!r} sets NVIDIA_VISIBLE_DEVICES={value}"
+    return None
+
+
+def required_terms(spec: dict) -> list[dict]:
+    na = ((spec.get("affinity") or {}).get("nodeAffinity") or {})
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    return list(req.get("nodeSelectorTerms") or ())
+
+
+def unmodelled(spec: dict) -> list[str]:
+    """What the pod depends on that the funnel does not model (causes.md, rule 12)."""
+    found: list[str] = []
+    for v in spec.get("volumes") or ():
+        if v.get("persistentVolumeClaim"):
+            found.append(f"PersistentVolumeClaim {v['persistentVolumeClaim'].get('claimName', '?')!r} (binding not in the bundle)")
+        elif v.get("ephemeral"):
+            found.append(f"generic ephemeral volume {v.get('name')!r}")
+    aff = spec.get("affinity") or {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if (aff.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+            found.append(f"required {kind}")
+    for t in spec.get("topologySpreadConstraints") or ():
+        if t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule":
+            found.append(f"topology spread on {t.get('topologyKey')!r} (DoNotSchedule)")
+    for c in all_containers(spec):
+        for p in c.get("ports") or ():
+            if p.get("hostPort"):
+                found.append(f"host port {p['hostPort']} in container {c.get('name')!r}")
+    if spec.get("resourceClaims"):
+        found.append("dynamic resource claims (spec.resourceClaims)")
+    name = spec.get("schedulerName")
+    if name and name != "default-scheduler":
+        found.append(f"schedulerName {name!r} (not the default scheduler)")
+    return found
+
+
+def quota_usage(spec: dict) -> dict[str, Fraction]:
+    """What one pod counts toward each quota key (Kubernetes' pod quota evaluator, PodUsageFunc)."""
+    req = exact_requests(spec)
+    lim = exact_limits(spec)
+    usage: dict[str, Fraction] = {"pods": Fraction(1), "count/pods": Fraction(1)}
+    for name in ("cpu", "memory", "ephemeral-storage"):
+        if name in req:
+            usage[name] = req[name]
+            usage[f"requests.{name}"] = req[name]
+        if name in lim:
+            usage[f"limits.{name}"] = lim[name]
+    for name, value in req.items():
+        if name.startswith("hugepages-") or is_extended(name):
+            usage[f"requests.{name}"] = value
+    return usage
+
+
+def qos_best_effort(spec: dict) -> bool:
+    for c in all_containers(spec):
+        res = c.get("resources") or {}
+        for section in ("requests", "limits"):
+            if any(k in ("cpu", "memory") for k in (res.get(section) or {})):
+                return False
+    return True

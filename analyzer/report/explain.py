@@ -1,0 +1,67 @@
+"""`why --explain`: the evidence for one target, for a person, checkable in the bundle by hand."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import orjson
+
+from analyzer import words
+from analyzer.classify import Verdict
+
+MAX_REMOVED = 20
+
+
+def render(v: Verdict, out: TextIO) -> None:
+    t = v.target
+    w = out.write
+    w(f"{v.key}: {v.word}\n")
+    w(f"  next action: {words.next_action(v.word)}\n")
+    w(f"  reason:      {v.reason}\n")
+    w(f"  source:      {t.source}\n")
+    if v.funnel is not None:
+        first = v.funnel.stages[0]
+        w(f"\nNode funnel ({first.nodes_in} node(s); first stage to leave none decides):\n")
+        for s in v.funnel.stages:
+            w(f"  {s.name:<12} {s.nodes_in:>5} -> {s.nodes_out:<5}\n")
+            for node, reason in s.removed[:MAX_REMOVED]:
+                w(f"      removed {node}: {reason.text}\n")
+            if len(s.removed) > MAX_REMOVED:
+                w(f"      … and {len(s.removed) - MAX_REMOVED} more (all of them in -o json)\n")
+    if v.fit:
+        w("\nCandidates at the fit stage (allocatable - used by non-terminated pods = free):\n")
+        for row in v.fit:
+            w(f"  {row['node']}\n")
+            for r, q in row["resources"].items():
+                mark = "  SHORT" if r in row["short"] else ""
+                w(f"    {r:<22} allocatable {q['allocatable']:>8}  used {q['used']:>8}  free {q['free']:>8}  requested {q['requested']:>6}{mark}\n")
+            if row["used_by"]:
+                users = ", ".join(f"{u['pod']} ({u['phase']}) " + " ".join(f"{k}={x}" for k, x in u["requests"].items()) for u in row["used_by"][:10])
+                more = f" … +{len(row['used_by']) - 10} more" if len(row["used_by"]) > 10 else ""
+                w(f"    used by: {users}{more}\n")
+            if row.get("unknown_usage"):
+                w(f"    usage unknown: {row['unknown_usage']}\n")
+        if v.fragmented:
+            w("  fragmented: the free units summed over the candidates would cover the request, but no single node has enough\n")
+        elif v.fragmented is not None:
+            w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
+    sched = v.scheduler or {}
+    if sched:
+        w("\nThe scheduler's own message (evidence only; the word never depends on it):\n")
+        if sched.get("message") is not None:
+            w(f"  {sched.get('source')}: {sched['message']!r}\n")
+        else:
+            w("  none recorded (no PodScheduled=False condition, no FailedScheduling event)\n")
+        if "rebuilt" in sched:
+            w(f"  rebuilt from the bundle: {sched['rebuilt']!r}\n" if sched["rebuilt"] else "  rebuilt from the bundle: some node fits now\n")
+        if sched.get("comparison"):
+            w(f"  {sched['comparison']}\n")
+        if sched.get("conflation"):
+            w(f"  note: {sched['conflation']}\n")
+        if sched.get("preemption"):
+            w(f"  {sched['preemption']}\n")
+    if v.evidence:
+        w("\nEvidence:\n")
+        for k, val in v.evidence.items():
+            text = val if isinstance(val, str) else orjson.dumps(val).decode()
+            w(f"  {k}: {text}\n")

@@ -1,0 +1,100 @@
+"""The scheduler's own message: find it for a pod, rebuild it from the bundle, compare.
+
+The word never depends on the message (its wording changes between releases);
+it is evidence. The rebuild follows the scheduler: per node only the first
+failing filter in its order (NodeUnschedulable, NodeName, TaintToleration,
+NodeAffinity, NodeResourcesFit; a fit failure lists every short resource),
+reasons counted and sorted as strings into `0/N nodes are available: … .`.
+Since v1.34/1.35 (kubernetes#134740) the taint reason no longer names the
+taint: `node(s) had untolerated taint(s)`; before, `untolerated taint {k: v}`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from analyzer.funnel import PodFacts, _cordoned, shortages
+from analyzer.matching import BLOCKING_EFFECTS, CORDON_TAINT, selector_matches, tolerated
+from analyzer.model import Cluster, SchedulerSaid, Target
+
+CONFLATED = ("Insufficient",)
+
+
+def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
+    """The pod's PodScheduled=False condition, else its latest FailedScheduling event."""
+    for c in target.status.get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
+            return SchedulerSaid(c["message"], "PodScheduled condition", c.get("reason", ""))
+    said = cluster.scheduler_events.get((target.namespace, target.name))
+    if said:
+        return said
+    for c in target.status.get("conditions") or ():
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return SchedulerSaid("", "PodScheduled condition", c.get("reason", ""))
+    return None
+
+
+def _node_reasons(pod: PodFacts, node, cluster: Cluster, new_style: bool) -> list[str]:
+    if _cordoned(node) and node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations):
+        return ["node(s) were unschedulable"]
+    if pod.pin and node.name != pod.pin:
+        return ["node(s) didn't match the requested node name"]
+    for t in node.taints:
+        if t.effect in BLOCKING_EFFECTS and not tolerated(t, pod.tolerations):
+            return ["node(s) had untolerated taint(s)" if new_style else f"node(s) had untolerated taint {{{t.key}: {t.value}}}"]
+    if not selector_matches(pod.node_selector, pod.terms, node.labels, node.name):
+        return ["node(s) didn't match Pod's node affinity/selector"]
+    out = []
+    for r, *_ in shortages(pod, node, cluster):
+        out.append("Too many pods" if r == "pods" else f"Insufficient {r}")
+    return out
+
+
+def rebuild(cluster: Cluster, pod: PodFacts) -> str | None:
+    """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits."""
+    nodes = cluster.nodes or []
+    new_style = cluster.server_minor is None or cluster.server_minor >= 34
+    counts: Counter[str] = Counter()
+    fitting = 0
+    for node in nodes:
+        reasons = _node_reasons(pod, node, cluster, new_style)
+        if not reasons:
+            fitting += 1
+        counts.update(reasons)
+    if fitting:
+        return None
+    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
+    return f"0/{len(nodes)} nodes are available: " + ", ".join(parts) + "."
+
+
+def first_sentence(message: str) -> str:
+    """The part before the preemption tail (`… . no new claims …, preemption: …`)."""
+    head, sep, _ = message.partition(". ")
+    return head + "." if sep else message
+
+
+def compare(recorded_message: str, rebuilt: str | None) -> str:
+    if not recorded_message:
+        return "the scheduler left no message"
+    if rebuilt is None:
+        return "differs: the bundle shows a node that fits now (the message is stale, or the pod is in back-off)"
+    if first_sentence(recorded_message).rstrip(".") == rebuilt.rstrip("."):
+        return "agrees: the bundle shows the same world the scheduler saw"
+    return "differs: the cluster changed since the message, or it depends on something the bundle does not show"
+
+
+def conflation_note(message: str, word: str) -> str | None:
+    """When the scheduler says `Insufficient X`, say what that one sentence hides."""
+    if "Insufficient " not in message:
+        return None
+    return (f"the scheduler's 'Insufficient …' is the same sentence for three causes: the resource not advertised "
+            f"(no-gpu-node), advertised with allocatable 0 (allocatable-zero), and all of it taken (exhausted); "
+            f"the bundle says: {word}")
+
+
+def preemption_hint(message: str) -> str | None:
+    if "Preemption is not helpful" in message and "No preemption victims" not in message:
+        return "preemption: not helpful on any node (requests exceed what nodes can ever offer) — supporting evidence only"
+    if "No preemption victims" in message:
+        return "preemption: some node has the resource but other pods hold it — supporting evidence only"
+    return None

@@ -1,0 +1,72 @@
+"""Find and load the JSON Schemas in schemas/ (shipped inside the wheel as analyzer/_data/schemas).
+
+The files are standard JSON Schema 2020-12 and refer to shared definitions in
+k8s-defs.schema.json with ordinary relative `$ref`s. Both validation engines
+get one self-contained schema per file: the shared definitions are merged into
+its `$defs` and the refs rewritten to local ones, so no engine needs a
+resolver or network access.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+
+DEFS_FILE = "k8s-defs.schema.json"
+
+
+def schema_dir() -> Path:
+    packaged = Path(__file__).resolve().parent / "_data" / "schemas"
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parent.parent / "schemas"
+    if source.is_dir():
+        return source
+    raise RuntimeError("gpu-triage is installed without its schemas/ directory")
+
+
+def _load(name: str) -> dict:
+    return orjson.loads((schema_dir() / name).read_bytes())
+
+
+def _localise(node: object, defs_prefix: str) -> object:
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str) and v.startswith(defs_prefix):
+                out[k] = "#" + v[len(defs_prefix):]
+            else:
+                out[k] = _localise(v, defs_prefix)
+        return out
+    if isinstance(node, list):
+        return [_localise(v, defs_prefix) for v in node]
+    return node
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict:
+    """The self-contained schema for `name` (e.g. "pods", "manifest", "verdicts")."""
+    schema = _load(f"{name}.schema.json")
+    shared = _load(DEFS_FILE)["$defs"]
+    merged = _localise(schema, DEFS_FILE + "#")
+    assert isinstance(merged, dict)
+    defs = dict(_localise(shared, DEFS_FILE + "#"))  # type: ignore[arg-type]
+    defs.update(merged.get("$defs", {}))
+    merged["$defs"] = defs
+    merged.pop("$id", None)  # the merged schema is no longer the file the $id names
+    return merged
+
+
+def envelope_and_item(name: str) -> tuple[dict, dict] | None:
+    """For a kubectl List schema: (envelope without item checks, item schema). None for other files."""
+    schema = load_schema(name)
+    items = schema.get("properties", {}).get("items", {})
+    if not (isinstance(items, dict) and items.get("type") == "array" and "items" in items):
+        return None
+    envelope = copy.deepcopy(schema)
+    item = {"$defs": schema["$defs"], **items["items"]}
+    envelope["properties"]["items"] = {"type": "array"}
+    return envelope, item

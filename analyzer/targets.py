@@ -1,0 +1,181 @@
+"""Targets that never came to exist: attempts (manifests judged against the bundle) and
+controller refusals (owners whose FailedCreate events say `pods "…" is forbidden`).
+
+Pods that exist are found by model.build_cluster; this module adds the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from analyzer.admission import text_for_pod, text_from_event
+from analyzer.errors import UsageError
+from analyzer.model import Cluster, ServerText, Target, event_time
+from analyzer.validate import Violation, check_pod_object
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
+OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
+
+
+def _pod_templates(doc: dict) -> list[tuple[str, dict, dict]]:
+    """(name, metadata, spec) for a Pod, or the pod template of a workload, or each item of a List."""
+    kind = doc.get("kind")
+    if kind == "List":
+        out = []
+        for item in doc.get("items") or ():
+            if isinstance(item, dict):
+                out += _pod_templates(item)
+        return out
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    if kind == "Pod":
+        return [(str(meta.get("name") or ""), meta, doc)]
+    if kind in WORKLOAD_KINDS:
+        spec = doc.get("spec") or {}
+        if kind == "CronJob":
+            spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+        template = spec.get("template") or {}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {**(template.get("metadata") or {}),
+               "name": meta.get("name", ""), "namespace": meta.get("namespace")}, "spec": template.get("spec")}
+        return [(str(meta.get("name") or ""), meta, pod)]
+    return []
+
+
+def parse_manifest_text(text: str, label: str) -> list[dict]:
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{label}: not YAML or JSON: {str(exc).splitlines()[0]}") from None
+    return [d for d in docs if isinstance(d, dict)]
+
+
+def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns: str = "default") -> list[Target]:
+    out: list[Target] = []
+    for di, doc in enumerate(docs):
+        for name, meta, pod in _pod_templates(doc):
+            ns = str(meta.get("namespace") or default_ns)
+            pod.setdefault("metadata", {})
+            if isinstance(pod["metadata"], dict):
+                pod["metadata"].setdefault("namespace", ns)
+                pod["metadata"].setdefault("name", name or "unnamed")
+            prefix = (f"document {di}",) if len(docs) > 1 else ()
+            findings = check_pod_object(pod)
+            text: ServerText | None = None
+            if answer is not None:
+                text = text_for_pod(str(answer.get("stderr") or ""), int(answer.get("exitStatus") or 0), name)
+            t = Target("Attempt", ns, name or "unnamed", pod.get("spec") if not findings else None, False,
+                       f"{label}" + (f" {prefix[0]}" if prefix else ""), answer=answer)
+            t.server_text = text
+            t.node_name = str((pod.get("spec") or {}).get("nodeName") or "") if isinstance(pod.get("spec"), dict) else ""
+            t.invalid = [Violation(label, p, e, f) for p, e, f in findings]
+            out.append(t)
+    if not out:
+        raise UsageError(f"{label}: no Pod (or workload with a pod template) in it")
+    return out
+
+
+def stored_attempts(cluster: Cluster) -> list[Target]:
+    out: list[Target] = []
+    for rel, doc in cluster.loaded.attempts:
+        answer = doc.get("answer")
+        if isinstance(doc.get("object"), dict):
+            docs = [doc["object"]]
+        else:
+            try:
+                docs = parse_manifest_text(str(doc.get("sourceText") or ""), rel)
+            except UsageError as exc:
+                cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", str(exc))])
+                continue
+        try:
+            out += attempts_from(docs, rel, answer)
+        except UsageError as exc:
+            cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a Pod or a workload with a pod template", str(exc))])
+    return out
+
+
+def manifest_attempts(paths: list[Path]) -> list[Target]:
+    out: list[Target] = []
+    for p in paths:
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{p}: cannot read: {exc}") from None
+        out += attempts_from(parse_manifest_text(text, str(p)), str(p), None)
+    return out
+
+
+def owner_refusals(cluster: Cluster) -> list[Target]:
+    """One target per owner whose latest FailedCreate says the pod was forbidden."""
+    doc = cluster.loaded.documents.get("events")
+    if doc is None:
+        return []
+    latest: dict[tuple[str, str, str], tuple[str, dict, int]] = {}
+    counts: dict[tuple[str, str, str], int] = {}
+    for _, e in doc.valid_items():
+        if e.get("reason") != "FailedCreate":
+            continue
+        io = e.get("involvedObject") or {}
+        kind = io.get("kind")
+        if kind not in OWNER_FILES:
+            continue
+        if text_from_event(str(e.get("message") or "")) is None:
+            continue
+        key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
+        n = e.get("count") if isinstance(e.get("count"), int) else ((e.get("series") or {}).get("count") or 1)
+        counts[key] = counts.get(key, 0) + int(n or 1)
+        t = event_time(e)
+        if key not in latest or t >= latest[key][0]:
+            latest[key] = (t, e, 0)
+    out: list[Target] = []
+    for key in sorted(latest):
+        kind, ns, name = key
+        t, event, _ = latest[key]
+        message = str(event.get("message") or "")
+        text = text_from_event(message)
+        owner_obj = _find_owner(cluster, kind, ns, name)
+        spec = None
+        owner: dict = {"event": message, "event_time": t, "events_counted": counts[key]}
+        if owner_obj is None:
+            owner["object"] = f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json ({cluster.why_missing(OWNER_FILES[kind])})"
+        else:
+            spec = ((owner_obj.get("spec") or {}).get("template") or {}).get("spec")
+            desired, existing = _replicas(kind, owner_obj)
+            owner.update({"desired": desired, "existing": existing})
+            if desired is not None and existing is not None and existing >= desired:
+                continue  # the controller has since created every pod it wants: resolved
+        target = Target(kind, ns, name, spec, False, f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner)
+        target.server_text = text
+        out.append(target)
+    return out
+
+
+def _find_owner(cluster: Cluster, kind: str, ns: str, name: str) -> dict | None:
+    doc = cluster.loaded.documents.get(OWNER_FILES[kind])
+    if doc is None:
+        return None
+    for _, item in doc.valid_items():
+        meta = item["metadata"]
+        if meta.get("namespace") == ns and meta.get("name") == name:
+            return item
+    return None
+
+
+def _replicas(kind: str, obj: dict) -> tuple[int | None, int | None]:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    if kind in ("ReplicaSet", "StatefulSet"):
+        r = spec.get("replicas")
+        return (1 if r is None else r), (status.get("replicas") or 0)
+    if kind == "Job":
+        if spec.get("suspend"):
+            return 0, status.get("active") or 0
+        parallelism = spec.get("parallelism")
+        parallelism = 1 if parallelism is None else parallelism
+        completions = spec.get("completions")
+        if completions is not None:
+            parallelism = min(parallelism, max(0, completions - (status.get("succeeded") or 0)))
+        return parallelism, status.get("active") or 0
+    if kind == "DaemonSet":
+        return status.get("desiredNumberScheduled"), status.get("currentNumberScheduled") or 0
+    return None, None

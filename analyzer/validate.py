@@ -1,0 +1,421 @@
+"""Bytes -> validated documents. One function (`load_documents`) hides the engine.
+
+Each kubectl List is checked in two steps: the envelope (kind, items is an
+array), then every item on its own, so one bad pod marks that pod, not the
+whole bundle. The fast engine (jsonschema-rs) only answers "valid?"; every
+finding is then described by one formatter from (JSON path, keyword, keyword
+value, instance), whichever engine found it, so messages read the same:
+`pods.json: $.items[3].spec.containers: expected array, found string "app"`.
+The reference engine (jsonschema) is used when jsonschema-rs is missing and by
+the test that proves both engines give the same findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Protocol
+
+import orjson
+
+from analyzer import schemas as schema_files
+from analyzer.bundle import ITEM_KINDS, LIST_FILES, MANIFEST, REQUIRED, Bundle
+from analyzer.errors import BundleError
+
+MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
+
+# (path parts, keyword, keyword value, instance)
+RawError = tuple[tuple, str, object, object]
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    file: str
+    path: str
+    expected: str
+    found: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.path}: expected {self.expected}, found {self.found}"
+
+
+# -- engines -------------------------------------------------------------------
+
+class Compiled(Protocol):
+    def is_valid(self, instance: object) -> bool: ...
+    def errors(self, instance: object) -> Iterator[RawError]: ...
+
+
+class RustCompiled:
+    def __init__(self, schema: dict) -> None:
+        import jsonschema_rs
+
+        self.schema = schema
+        self.v = jsonschema_rs.Draft202012Validator(schema)
+        self.is_valid = self.v.is_valid
+
+    def errors(self, instance: object) -> Iterator[RawError]:
+        for e in self.v.iter_errors(instance):
+            keyword = e.schema_path[-1] if e.schema_path else ""
+            node: object = self.schema
+            for part in e.schema_path:
+                node = node[part]  # type: ignore[index]
+            if keyword == "required":
+                yield tuple(e.instance_path), keyword, [e.kind.property], e.instance
+            else:
+                yield tuple(e.instance_path), str(keyword), node, e.instance
+
+
+class PyCompiled:
+    def __init__(self, schema: dict) -> None:
+        import jsonschema
+
+        self.v = jsonschema.Draft202012Validator(schema)
+        self.is_valid = self.v.is_valid
+
+    def errors(self, instance: object) -> Iterator[RawError]:
+        for e in self.v.iter_errors(instance):
+            yield tuple(e.absolute_path), str(e.validator), e.validator_value, e.instance
+
+
+def _default_engine() -> str:
+    try:
+        import jsonschema_rs  # noqa: F401
+    except ImportError:
+        return "jsonschema"
+    return "jsonschema-rs"
+
+
+ENGINES: dict[str, Callable[[dict], Compiled]] = {"jsonschema-rs": RustCompiled, "jsonschema": PyCompiled}
+
+
+class SchemaSet:
+    def __init__(self, engine: str | None = None) -> None:
+        self.engine = engine or _default_engine()
+        self._make = ENGINES[self.engine]
+        self._cache: dict[str, object] = {}
+
+    def whole(self, name: str) -> Compiled:
+        key = f"whole:{name}"
+        if key not in self._cache:
+            self._cache[key] = self._make(schema_files.load_schema(name))
+        return self._cache[key]  # type: ignore[return-value]
+
+    def split(self, name: str) -> tuple[Compiled, Compiled] | None:
+        key = f"split:{name}"
+        if key not in self._cache:
+            parts = schema_files.envelope_and_item(name)
+            self._cache[key] = None if parts is None else (self._make(parts[0]), self._make(parts[1]))
+        return self._cache[key]  # type: ignore[return-value]
+
+
+# -- formatting ------------------------------------------------------------------
+
+def json_path(parts: Iterable[object], prefix: str = "$") -> str:
+    out = [prefix]
+    for p in parts:
+        if isinstance(p, int):
+            out.append(f"[{p}]")
+        elif isinstance(p, str) and p.replace("_", "a").replace("-", "a").isalnum() and not p[:1].isdigit():
+            out.append(f".{p}")
+        else:
+            out.append("[" + orjson.dumps(p).decode() + "]")
+    return "".join(out)
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number" if isinstance(value, float) else "integer"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _show(value: object, limit: int = 60) -> str:
+    try:
+        text = orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _found(value: object) -> str:
+    return f"{_type_name(value)} {_show(value)}"
+
+
+def _is_quantity(subschemas: object) -> bool:
+    return isinstance(subschemas, list) and any(isinstance(s, dict) and s.get("pattern", "").startswith("^\\+?([0-9]") for s in subschemas)
+
+
+def describe(parts: tuple, keyword: str, value: object, instance: object) -> list[tuple[str, str, str]]:
+    """(path, expected, found) for one engine finding; engine-neutral."""
+    path = json_path(parts)
+    if keyword == "required":
+        missing = [k for k in (value or []) if isinstance(instance, dict) and k not in instance]
+        return [(json_path(parts + (k,)), f"required key {k!r}", "nothing") for k in missing]
+    if keyword == "type":
+        types = value if isinstance(value, list) else [value]
+        return [(path, " or ".join(map(str, types)), _found(instance))]
+    if keyword == "enum":
+        return [(path, "one of " + ", ".join(_show(v) for v in value), _found(instance))]  # type: ignore[union-attr]
+    if keyword == "const":
+        return [(path, _show(value), _found(instance))]
+    if keyword in ("oneOf", "anyOf") and _is_quantity(value):
+        return [(path, "a Kubernetes quantity (a string such as 500m, 4, 1.5Gi, 1e3, or a non-negative number)", _found(instance))]
+    if keyword == "pattern":
+        return [(path, f"a string matching {value}", _found(instance))]
+    if keyword == "minItems":
+        return [(path, f"at least {value} item(s)", f"{len(instance)}")]  # type: ignore[arg-type]
+    if keyword == "minLength":
+        return [(path, f"a string of at least {value} character(s)", _found(instance))]
+    if keyword in ("minimum", "maximum"):
+        return [(path, f"a number {'>=' if keyword == 'minimum' else '<='} {value}", _found(instance))]
+    return [(path, f"to satisfy {keyword} {_show(value, 80)}", _found(instance))]
+
+
+# -- documents -----------------------------------------------------------------
+
+@dataclass
+class Document:
+    """One kubectl List as read: every item, and which items are invalid (index -> findings)."""
+
+    kind: str
+    file: str
+    items: list
+    invalid: dict[int, list[Violation]] = field(default_factory=dict)
+    single: bool = False  # the file held one object (kubectl get pod X -o json), wrapped here
+
+    def item_path(self, index: int) -> str:
+        return "$" if self.single else f"$.items[{index}]"
+
+    def valid_items(self) -> Iterator[tuple[int, dict]]:
+        invalid = self.invalid
+        for i, item in enumerate(self.items):
+            if i not in invalid:
+                yield i, item
+
+
+@dataclass
+class Loaded:
+    """What a bundle gave: documents, findings (exit 1 for validate), and unreadable files (exit 2)."""
+
+    bundle: Bundle
+    documents: dict[str, Document] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+    violation_count: int = 0
+    unreadable: list[BundleError] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)  # kind -> why it is not there
+    version: dict | None = None
+    attempts: list[tuple[str, dict]] = field(default_factory=list)  # (file, attempt document)
+    engine: str = ""
+
+    def add(self, file: str, findings: list[tuple[str, str, str]]) -> list[Violation]:
+        out = [Violation(file, p, e, f) for p, e, f in findings]
+        self.violation_count += len(out)
+        room = MAX_DETAILED - len(self.violations)
+        if room > 0:
+            self.violations.extend(out[:room])
+        return out
+
+    def why_missing(self, kind: str) -> str:
+        return self.missing.get(kind, f"{kind}.json is not in the bundle")
+
+
+def _findings(compiled: Compiled, instance: object, prefix: tuple) -> list[tuple[str, str, str]]:
+    seen: dict[tuple[str, str, str], None] = {}
+    for parts, keyword, value, inst in compiled.errors(instance):
+        for f in describe(prefix + tuple(parts), keyword, value, inst):
+            seen.setdefault(f, None)
+    return sorted(seen)
+
+
+def parse_json(data: bytes, file: str) -> object:
+    """orjson with a message a person can use; the BOM case is named explicitly."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise BundleError(file, "not JSON: starts with a UTF-8 byte-order mark (BOM); save it without one")
+    if not data.strip():
+        raise BundleError(file, "empty file: expected kubectl's JSON output")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
+        raise BundleError(file, f"not JSON{hint}: {exc}") from None
+    except RecursionError:
+        raise BundleError(file, "not JSON: nested too deeply") from None
+
+
+class _Hasher(threading.Thread):
+    """sha256 of a large buffer on the other core while orjson parses it (hashlib releases the GIL)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(daemon=True)
+        self.data = data
+        self.digest = ""
+
+    def run(self) -> None:
+        self.digest = hashlib.sha256(self.data).hexdigest()
+
+
+def _check_entry(loaded: Loaded, rel: str, data: bytes, digest: str, index: tuple[str, int] | None) -> None:
+    entry = loaded.bundle.entry(rel)
+    if not entry or index is None:
+        return
+    section, i = index
+    base = f"$.{section}[{i}]"
+    if isinstance(entry.get("bytes"), int) and entry["bytes"] != len(data):
+        loaded.add(MANIFEST, [(base + ".bytes", f"{len(data)} (the size of {rel})", str(entry["bytes"]))])
+    if isinstance(entry.get("sha256"), str) and entry["sha256"] != digest:
+        loaded.add(MANIFEST, [(base + ".sha256", f"{digest} (the sha256 of {rel})", entry["sha256"])])
+
+
+def _entry_index(bundle: Bundle, rel: str) -> tuple[str, int] | None:
+    if not bundle.manifest:
+        return None
+    for section in ("files", "attempts"):
+        for i, e in enumerate(bundle.manifest.get(section) or ()):
+            if isinstance(e, dict) and e.get("path") == rel:
+                return section, i
+    return None
+
+
+def read_checked(loaded: Loaded, rel: str) -> object:
+    """Read one file, check it against the manifest's size and sha256, parse it."""
+    data = loaded.bundle.read_bytes(rel)
+    index = _entry_index(loaded.bundle, rel)
+    hasher = _Hasher(data) if index else None
+    if hasher:
+        hasher.start()
+    try:
+        doc = parse_json(data, rel)
+    finally:
+        if hasher:
+            hasher.join()
+    if hasher:
+        _check_entry(loaded, rel, data, hasher.digest, index)
+    del data
+    return doc
+
+
+def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Document:
+    file = f"{kind}.json"
+    envelope, item_check = schemas.split(kind)  # type: ignore[misc]
+    single_kind = ITEM_KINDS[kind]
+    if isinstance(doc, dict) and doc.get("kind") == single_kind and "items" not in doc:
+        document = Document(kind, file, [doc], single=True)
+    else:
+        if not envelope.is_valid(doc):
+            found = _findings(envelope, doc, ())
+            loaded.add(file, found)
+            raise BundleError(file, f"expected {found[0][1]}, found {found[0][2]}" if found else "not a kubectl List", found[0][0] if found else "$")
+        document = Document(kind, file, doc["items"])  # type: ignore[index]
+    is_valid = item_check.is_valid
+    for i, item in enumerate(document.items):
+        if not is_valid(item):
+            prefix: tuple = () if document.single else ("items", i)
+            document.invalid[i] = loaded.add(file, _findings(item_check, item, prefix))
+    return document
+
+
+def load_documents(bundle: Bundle, *, kinds: Iterable[str] = LIST_FILES, engine: str | None = None,
+                   strict: bool = False) -> Loaded:
+    """Read, check and validate every file of the bundle that the analyzer uses.
+
+    strict=True (validate): an unreadable file of any kind raises BundleError
+    (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
+    other unreadable files are recorded in `unreadable` and treated as missing,
+    so the pods that do not need them are still answered.
+    """
+    schemas = SchemaSet(engine)
+    loaded = Loaded(bundle=bundle, engine=schemas.engine)
+    if bundle.manifest is not None:
+        man = schemas.whole("manifest")
+        if not man.is_valid(bundle.manifest):
+            loaded.add(MANIFEST, _findings(man, bundle.manifest, ()))
+        _check_manifest_paths(loaded)
+    for kind in kinds:
+        rel = f"{kind}.json"
+        if not bundle.has(rel):
+            if kind in bundle.failed:
+                loaded.missing[kind] = f"{rel} could not be collected: {bundle.failed[kind] or 'no reason recorded'}"
+            elif (bundle.root / rel).is_symlink():
+                bundle.path(rel)  # raises: a link out of the bundle
+            else:
+                loaded.missing[kind] = f"{rel} is not in the bundle"
+            if kind in REQUIRED and strict:
+                raise BundleError(rel, "missing: a bundle needs pods.json and nodes.json")
+            continue
+        try:
+            doc = read_checked(loaded, rel)
+            loaded.documents[kind] = _load_list(loaded, schemas, kind, doc)
+            del doc
+        except BundleError as exc:
+            if strict or kind in REQUIRED:
+                raise
+            loaded.unreadable.append(exc)
+            loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
+    if bundle.has("version.json"):
+        try:
+            version = read_checked(loaded, "version.json")
+            check = schemas.whole("version")
+            if not check.is_valid(version):
+                loaded.add("version.json", _findings(check, version, ()))
+            elif isinstance(version, dict):
+                loaded.version = version
+        except BundleError as exc:
+            if strict:
+                raise
+            loaded.unreadable.append(exc)
+    attempt_check = schemas.whole("attempt")
+    for rel in bundle.attempts():
+        try:
+            doc = read_checked(loaded, rel)
+        except BundleError as exc:
+            if strict:
+                raise
+            loaded.unreadable.append(exc)
+            continue
+        if attempt_check.is_valid(doc):
+            loaded.attempts.append((rel, doc))  # type: ignore[arg-type]
+        else:
+            loaded.add(rel, _findings(attempt_check, doc, ()))
+    return loaded
+
+
+def _check_manifest_paths(loaded: Loaded) -> None:
+    """Every file the manifest lists as collected must exist inside the bundle."""
+    manifest = loaded.bundle.manifest or {}
+    for section in ("files", "attempts"):
+        entries = manifest.get(section)
+        if not isinstance(entries, list):
+            continue
+        for i, e in enumerate(entries):
+            if not isinstance(e, dict) or not isinstance(e.get("path"), str) or e.get("status") != "ok":
+                continue
+            try:
+                present = loaded.bundle.path(e["path"]).is_file()
+            except BundleError as exc:
+                loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a path inside the bundle", f"{e['path']!r} ({exc.message})")])
+                continue
+            if not present:
+                loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a file that exists in the bundle", f"{e['path']!r} is missing")])
+
+
+def check_pod_object(obj: object, prefix: tuple = (), engine: str | None = None) -> list[tuple[str, str, str]]:
+    """Findings for one pod object outside a List (an attempt's manifest), same schema as pods.json items."""
+    split = SchemaSet(engine).split("pods")
+    assert split is not None
+    item = split[1]
+    if item.is_valid(obj):
+        return []
+    return _findings(item, obj, prefix)

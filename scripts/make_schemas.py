@@ -1,0 +1,362 @@
+"""Write schemas/*.schema.json from one Python description.
+
+Why generated: eleven standard JSON Schema files share the same definitions
+(quantity, object metadata, pod spec); writing them once here keeps them
+consistent. The files written are plain JSON Schema 2020-12 and are what the
+analyzer loads; re-run this after editing: `python scripts/make_schemas.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+BASE = "https://gpu-triage.invalid/schemas/"
+OUT = Path(__file__).resolve().parent.parent / "schemas"
+
+STR = {"type": "string"}
+INT = {"type": "integer"}
+BOOL = {"type": "boolean"}
+STRMAP = {"type": "object", "additionalProperties": {"type": "string"}}
+NULLSTR = {"type": ["string", "null"]}
+
+
+def ref(name: str) -> dict:
+    return {"$ref": f"k8s-defs.schema.json#/$defs/{name}"}
+
+
+def arr(item: dict) -> dict:
+    return {"type": "array", "items": item}
+
+
+# The Kubernetes quantity grammar (apimachinery resource.Quantity):
+# <sign><number><suffix>, suffix binarySI Ki..Ei, decimalSI n u m k M G T P E,
+# or a decimal exponent e/E<int>. Resource amounts are never negative.
+QUANTITY_RE = r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+
+DEFS: dict[str, dict] = {
+    "quantity": {
+        "description": "A Kubernetes quantity: a string in the quantity grammar, or a plain non-negative number.",
+        "oneOf": [
+            {"type": "string", "pattern": QUANTITY_RE},
+            {"type": "number", "minimum": 0},
+        ],
+    },
+    "resourceList": {"type": "object", "additionalProperties": ref("quantity")},
+    "ownerReference": {
+        "type": "object",
+        "required": ["kind", "name"],
+        "properties": {"kind": STR, "name": STR, "uid": STR, "controller": BOOL, "apiVersion": STR},
+    },
+    "objectMeta": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "namespace": STR,
+            "uid": STR,
+            "labels": STRMAP,
+            "annotations": STRMAP,
+            "creationTimestamp": NULLSTR,
+            "ownerReferences": arr(ref("ownerReference")),
+        },
+    },
+    "namespacedMeta": {
+        "allOf": [ref("objectMeta"), {"required": ["namespace"], "properties": {"namespace": {"type": "string", "minLength": 1}}}],
+    },
+    "templateMeta": {
+        "type": "object",
+        "properties": {"name": STR, "namespace": STR, "labels": STRMAP, "annotations": STRMAP},
+    },
+    "taint": {
+        "type": "object",
+        "required": ["key", "effect"],
+        "properties": {
+            "key": {"type": "string", "minLength": 1},
+            "value": STR,
+            "effect": {"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
+            "timeAdded": NULLSTR,
+        },
+    },
+    "toleration": {
+        "type": "object",
+        "properties": {
+            "key": STR,
+            # Newer clusters add operators (numeric Gt/Lt tolerations); any string loads,
+            # and an operator the analyzer does not know tolerates nothing.
+            "operator": STR,
+            "value": STR,
+            "effect": {"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute", ""]},
+            "tolerationSeconds": {"type": ["integer", "null"]},
+        },
+    },
+    "nodeSelectorRequirement": {
+        "type": "object",
+        "required": ["key", "operator"],
+        "properties": {
+            "key": STR,
+            "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]},
+            "values": arr(STR),
+        },
+    },
+    "nodeSelectorTerm": {
+        "type": "object",
+        "properties": {
+            "matchExpressions": arr(ref("nodeSelectorRequirement")),
+            "matchFields": arr(ref("nodeSelectorRequirement")),
+        },
+    },
+    "affinity": {
+        "type": "object",
+        "properties": {
+            "nodeAffinity": {
+                "type": "object",
+                "properties": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "type": "object",
+                        "required": ["nodeSelectorTerms"],
+                        "properties": {"nodeSelectorTerms": arr(ref("nodeSelectorTerm"))},
+                    },
+                },
+            },
+            "podAffinity": {"type": "object"},
+            "podAntiAffinity": {"type": "object"},
+        },
+    },
+    "resources": {
+        "type": "object",
+        "properties": {"requests": ref("resourceList"), "limits": ref("resourceList"), "claims": arr({"type": "object"})},
+    },
+    "envVar": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {"name": STR, "value": STR, "valueFrom": {"type": "object"}},
+    },
+    "containerPort": {
+        "type": "object",
+        "properties": {"containerPort": INT, "hostPort": INT, "protocol": STR, "hostIP": STR},
+    },
+    "container": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": STR,
+            "image": STR,
+            "resources": ref("resources"),
+            "env": arr(ref("envVar")),
+            "ports": arr(ref("containerPort")),
+            "restartPolicy": STR,
+        },
+    },
+    "podSpec": {
+        "type": "object",
+        "required": ["containers"],
+        "properties": {
+            "containers": {"type": "array", "minItems": 1, "items": ref("container")},
+            "initContainers": arr(ref("container")),
+            "ephemeralContainers": arr({"type": "object"}),
+            "nodeName": STR,
+            "nodeSelector": STRMAP,
+            "affinity": ref("affinity"),
+            "tolerations": arr(ref("toleration")),
+            "overhead": ref("resourceList"),
+            "runtimeClassName": NULLSTR,
+            "schedulingGates": arr({"type": "object", "required": ["name"], "properties": {"name": STR}}),
+            "schedulerName": STR,
+            "priority": {"type": ["integer", "null"]},
+            "priorityClassName": STR,
+            "activeDeadlineSeconds": {"type": ["integer", "null"]},
+            "volumes": arr({"type": "object", "properties": {"name": STR, "persistentVolumeClaim": {"type": "object"}, "ephemeral": {"type": "object"}}}),
+            "topologySpreadConstraints": arr({"type": "object", "properties": {"whenUnsatisfiable": STR}}),
+            "resourceClaims": arr({"type": "object"}),
+            "hostNetwork": BOOL,
+        },
+    },
+    "podCondition": {
+        "type": "object",
+        "required": ["type", "status"],
+        "properties": {"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": NULLSTR},
+    },
+    "Pod": {
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "kind": {"const": "Pod"},
+            "metadata": ref("namespacedMeta"),
+            "spec": ref("podSpec"),
+            "status": {
+                "type": "object",
+                "properties": {
+                    "phase": {"enum": ["Pending", "Running", "Succeeded", "Failed", "Unknown"]},
+                    "conditions": arr(ref("podCondition")),
+                    "nominatedNodeName": STR,
+                },
+            },
+        },
+    },
+    "podTemplate": {
+        "type": "object",
+        "required": ["spec"],
+        "properties": {"metadata": ref("templateMeta"), "spec": ref("podSpec")},
+    },
+    "Node": {
+        "type": "object",
+        "required": ["metadata", "status"],
+        "properties": {
+            "kind": {"const": "Node"},
+            "metadata": ref("objectMeta"),
+            "spec": {
+                "type": "object",
+                "properties": {"unschedulable": BOOL, "taints": arr(ref("taint"))},
+            },
+            "status": {
+                "type": "object",
+                "properties": {"capacity": ref("resourceList"), "allocatable": ref("resourceList")},
+            },
+        },
+    },
+    "ResourceQuota": {
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "kind": {"const": "ResourceQuota"},
+            "metadata": ref("namespacedMeta"),
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "hard": ref("resourceList"),
+                    "scopes": arr({"enum": ["Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity", "VolumeAttributesClass"]}),
+                    "scopeSelector": {
+                        "type": "object",
+                        "properties": {
+                            "matchExpressions": arr({
+                                "type": "object",
+                                "required": ["scopeName", "operator"],
+                                "properties": {"scopeName": STR, "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]}, "values": arr(STR)},
+                            }),
+                        },
+                    },
+                },
+            },
+            "status": {
+                "type": "object",
+                "properties": {"hard": ref("resourceList"), "used": ref("resourceList")},
+            },
+        },
+    },
+    "RuntimeClass": {
+        "type": "object",
+        "required": ["metadata", "handler"],
+        "properties": {"kind": {"const": "RuntimeClass"}, "metadata": ref("objectMeta"), "handler": STR},
+    },
+    "Event": {
+        "type": "object",
+        "required": ["involvedObject"],
+        "properties": {
+            "kind": {"const": "Event"},
+            "metadata": {"type": "object"},
+            "involvedObject": {
+                "type": "object",
+                "properties": {"kind": STR, "name": STR, "namespace": STR, "uid": STR},
+            },
+            "reason": STR,
+            "message": STR,
+            "type": STR,
+            "count": {"type": ["integer", "null"]},
+            "firstTimestamp": NULLSTR,
+            "lastTimestamp": NULLSTR,
+            "eventTime": NULLSTR,
+            "reportingComponent": STR,
+            "series": {"type": ["object", "null"], "properties": {"count": INT, "lastObservedTime": STR}},
+        },
+    },
+    "Namespace": {
+        "type": "object",
+        "required": ["metadata"],
+        "properties": {"kind": {"const": "Namespace"}, "metadata": ref("objectMeta")},
+    },
+}
+
+
+def workload(kind: str, extra_spec: dict, status: dict) -> dict:
+    spec = {"type": "object", "properties": {"template": ref("podTemplate"), **extra_spec}}
+    if kind != "Job":
+        spec["required"] = ["template"]
+    return {
+        "type": "object",
+        "required": ["metadata", "spec"],
+        "properties": {
+            "kind": {"const": kind},
+            "metadata": ref("namespacedMeta"),
+            "spec": spec,
+            "status": {"type": "object", "properties": status},
+        },
+    }
+
+
+INTN = {"type": ["integer", "null"]}
+DEFS["ReplicaSet"] = workload("ReplicaSet", {"replicas": INTN}, {"replicas": INTN, "readyReplicas": INTN})
+DEFS["StatefulSet"] = workload("StatefulSet", {"replicas": INTN}, {"replicas": INTN, "readyReplicas": INTN})
+DEFS["Job"] = workload("Job", {"parallelism": INTN, "completions": INTN, "suspend": {"type": ["boolean", "null"]}},
+                       {"active": INTN, "succeeded": INTN, "failed": INTN})
+DEFS["DaemonSet"] = workload("DaemonSet", {}, {"desiredNumberScheduled": INTN, "currentNumberScheduled": INTN, "numberReady": INTN})
+
+# file name -> (item kind, List kinds accepted, description)
+LISTS = {
+    "pods": ("Pod", "kubectl get pods -A -o json"),
+    "nodes": ("Node", "kubectl get nodes -o json"),
+    "resourcequotas": ("ResourceQuota", "kubectl get resourcequotas -A -o json"),
+    "runtimeclasses": ("RuntimeClass", "kubectl get runtimeclasses -o json"),
+    "events": ("Event", "kubectl get events -A -o json"),
+    "replicasets": ("ReplicaSet", "kubectl get replicasets -A -o json"),
+    "jobs": ("Job", "kubectl get jobs -A -o json"),
+    "statefulsets": ("StatefulSet", "kubectl get statefulsets -A -o json"),
+    "daemonsets": ("DaemonSet", "kubectl get daemonsets -A -o json"),
+    "namespaces": ("Namespace", "kubectl get namespaces -o json"),
+}
+
+
+def list_schema(name: str, kind: str, command: str) -> dict:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{BASE}{name}.schema.json",
+        "title": f"{name}.json: the output of `{command}`",
+        "description": "A kubectl List. Strict on the fields the analyzer reads, open to every other field (Kubernetes adds fields each release).",
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "kind": {"enum": ["List", f"{kind}List"]},
+            "apiVersion": STR,
+            "items": arr(ref(kind)),
+        },
+    }
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    files = {
+        "k8s-defs": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": f"{BASE}k8s-defs.schema.json",
+            "title": "Kubernetes object shapes, as far as gpu-triage reads them",
+            "$defs": DEFS,
+        }
+    }
+    for name, (kind, command) in LISTS.items():
+        files[name] = list_schema(name, kind, command)
+    files["version"] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{BASE}version.schema.json",
+        "title": "version.json: the output of `kubectl version -o json`",
+        "type": "object",
+        "properties": {
+            "clientVersion": {"type": "object", "properties": {"gitVersion": STR}},
+            "serverVersion": {"type": "object", "properties": {"gitVersion": STR}},
+        },
+    }
+    for name, schema in files.items():
+        (OUT / f"{name}.schema.json").write_text(json.dumps(schema, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
