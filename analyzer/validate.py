@@ -243,16 +243,16 @@ def _findings(compiled: Compiled, instance: object, prefix: tuple) -> list[tuple
 def parse_json(data: bytes, file: str) -> object:
     """orjson with a message a person can use; the BOM case is named explicitly."""
     if data.startswith(b"\xef\xbb\xbf"):
-        raise BundleError(file, "not JSON: starts with a UTF-8 byte-order mark (BOM); save it without one")
+        raise BundleError(file, "not JSON: starts with a UTF-8 byte-order mark (BOM); save it without one", "$")
     if not data.strip():
-        raise BundleError(file, "empty file: expected kubectl's JSON output")
+        raise BundleError(file, "empty file: expected kubectl's JSON output", "$")
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
-        raise BundleError(file, f"not JSON{hint}: {exc}") from None
+        raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
     except RecursionError:
-        raise BundleError(file, "not JSON: nested too deeply") from None
+        raise BundleError(file, "not JSON: nested too deeply", "$") from None
 
 
 class _Hasher(threading.Thread):

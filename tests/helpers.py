@@ -1,0 +1,51 @@
+"""Shared helpers for tests that run the real CLI on bundles copied into tmp_path."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LAB = REPO / "dumps" / "lab-seven-states-v1.36"
+
+
+def copy_lab(dest: Path) -> Path:
+    """A writable copy of the shipped example bundle."""
+    out = dest / "lab"
+    shutil.copytree(LAB, out)
+    for p in out.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return out
+
+
+def run_cli(*args: str | os.PathLike, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd or REPO, env=env, timeout=timeout)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file under root with its sha256 (and links as links), to prove nothing changed."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_symlink():
+            out[rel] = "link:" + os.readlink(p)
+        elif p.is_file():
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+def assert_clean_failure(result: subprocess.CompletedProcess, status: int, *needles: str) -> None:
+    """The documented exit status, the needles in the message, and never a traceback."""
+    text = result.stdout + result.stderr
+    assert result.returncode == status, text
+    assert "Traceback" not in text, text
+    for n in needles:
+        assert n in text, f"{n!r} not in:\n{text}"
