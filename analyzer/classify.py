@@ -80,8 +80,9 @@ class Classifier:
     """Answers targets against one cluster view. Funnels are cached per distinct pod shape,
     so a Deployment's hundred pending replicas cost one funnel, not a hundred."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, cache: bool = True) -> None:
         self.cluster = cluster
+        self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self._funnels: dict[bytes, tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]] = {}
 
     # -- public ------------------------------------------------------------------------
@@ -189,7 +190,7 @@ class Classifier:
     def _funnel(self, spec: dict, pin: str) -> tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]:
         key = orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), effective_requests(spec), pin],
                            option=orjson.OPT_SORT_KEYS)
-        cached = self._funnels.get(key)
+        cached = self._funnels.get(key) if self.cache else None
         if cached is None:
             facts = PodFacts.of(spec, pin)
             funnel = run_funnel(facts, self.cluster.nodes or [], self.cluster)
@@ -286,7 +287,7 @@ class Classifier:
         v.scheduler = sched or None
 
 
-def classify_all(cluster: Cluster, extra: list[Target] = ()) -> list[Verdict]:  # type: ignore[assignment]
+def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True) -> list[Verdict]:  # type: ignore[assignment]
     """Every target: pods that will not start, then attempts and refused owners."""
-    clf = Classifier(cluster)
+    clf = Classifier(cluster, cache=cache)
     return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra)]

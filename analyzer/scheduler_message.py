@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from analyzer.funnel import PodFacts, _cordoned, shortages
+from analyzer.funnel import PodFacts, shortages
 from analyzer.matching import BLOCKING_EFFECTS, CORDON_TAINT, selector_matches, tolerated
 from analyzer.model import Cluster, SchedulerSaid, Target
 
@@ -35,7 +35,7 @@ def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
 
 
 def _node_reasons(pod: PodFacts, node, cluster: Cluster, new_style: bool) -> list[str]:
-    if _cordoned(node) and node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations):
+    if node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations):
         return ["node(s) were unschedulable"]
     if pod.pin and node.name != pod.pin:
         return ["node(s) didn't match the requested node name"]

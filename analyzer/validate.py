@@ -352,8 +352,11 @@ def load_documents(bundle: Bundle, *, kinds: Iterable[str] = LIST_FILES, engine:
                 bundle.path(rel)  # raises: a link out of the bundle
             else:
                 loaded.missing[kind] = f"{rel} is not in the bundle"
-            if kind in REQUIRED and strict:
-                raise BundleError(rel, "missing: a bundle needs pods.json and nodes.json")
+            if kind in REQUIRED:
+                problem = BundleError(rel, f"missing: a bundle needs pods.json and nodes.json ({loaded.missing[kind]})")
+                if strict or kind == "pods":
+                    raise problem
+                loaded.unreadable.append(problem)  # analyze goes on: funnel answers name the missing file
             continue
         try:
             doc = read_checked(loaded, rel)
