@@ -181,6 +181,26 @@ class AdmissionResult:
     word: str | None  # no-runtimeclass | quota-exceeded | insufficient-evidence | unclassified | None (admitted)
     reason: str
     evidence: dict
+    spec: dict | None = None  # the spec as admission leaves it (RuntimeClass overhead and scheduling applied)
+
+
+def apply_runtimeclass(spec: dict, rc: dict | None) -> dict:
+    """The RuntimeClass admission plugin's mutation: overhead.podFixed becomes spec.overhead, and
+    scheduling.nodeSelector / tolerations are merged in. It runs before quota, so quota counts the overhead."""
+    if not rc:
+        return spec
+    overhead = (rc.get("overhead") or {}).get("podFixed")
+    scheduling = rc.get("scheduling") or {}
+    if not overhead and not scheduling:
+        return spec
+    out = dict(spec)
+    if overhead and not spec.get("overhead"):
+        out["overhead"] = dict(overhead)
+    if scheduling.get("nodeSelector"):
+        out["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **scheduling["nodeSelector"]}
+    if scheduling.get("tolerations"):
+        out["tolerations"] = list(spec.get("tolerations") or []) + list(scheduling["tolerations"])
+    return out
 
 
 def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None) -> AdmissionResult:
@@ -205,10 +225,19 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
     else:
         rc_holds = False
 
+    if spec is not None and rc and cluster.runtimeclasses and rc in cluster.runtimeclasses:
+        mutated = apply_runtimeclass(spec, cluster.runtimeclasses[rc])
+        if mutated is not spec:
+            ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations") if mutated.get(k) != spec.get(k)}
+            spec = mutated
+
     # Rule 2: quota (evaluated as well, so the evidence can name both causes).
     quotas = cluster.quotas
     q_findings: list[QuotaFinding] | None = None
-    if quotas is not None and spec is not None:
+    bad_quota = cluster.quota_problems.get(namespace) or cluster.quota_problems.get("*")
+    if bad_quota:
+        ev["invalid_quota"] = bad_quota
+    if quotas is not None and spec is not None and not bad_quota:
         q_findings = quota_findings(spec, namespace, quotas.get(namespace, []))
         ev["quota"] = [f.sentence() for f in q_findings] or [f"no quota in {namespace} would be exceeded"]
 
@@ -238,11 +267,12 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         return AdmissionResult(words.QUOTA_EXCEEDED, first, ev)
     if q_holds is None and not text_past_quota:
         ev["missing"] = "resourcequotas.json"
-        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, f"cannot check quota: {cluster.why_missing('resourcequotas')}", ev)
+        why = f"an invalid quota in {namespace}: {bad_quota}" if bad_quota else cluster.why_missing("resourcequotas")
+        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, f"cannot check quota: {why}", ev)
 
     if text is not None and text.says == SAYS_OTHER:
         return AdmissionResult(words.UNCLASSIFIED, f"refused by admission for a reason not modelled: {text.text}", ev)
-    return AdmissionResult(None, "admitted", ev)
+    return AdmissionResult(None, "admitted", ev, spec)
 
 
 def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> str:

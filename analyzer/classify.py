@@ -24,7 +24,7 @@ from analyzer.admission import judge_admission
 from analyzer.funnel import FunnelResult, PodFacts, run_funnel, shortages
 from analyzer.model import TERMINATED, Cluster, Target
 from analyzer.podspec import accelerator_requests, effective_requests, gpu_intent, unmodelled
-from analyzer.quantity import format_units
+from analyzer.quantity import QuantityError, format_units
 
 
 @dataclass
@@ -71,6 +71,18 @@ class Verdict:
         return out
 
 
+_UNSET = object()
+
+
+@dataclass
+class _Shape:
+    facts: PodFacts
+    funnel: FunnelResult
+    fit: list[dict] | None
+    fragmented: bool | None
+    rebuilt: object = _UNSET  # the rebuilt scheduler message, filled on first use
+
+
 def _names(items: list[str], limit: int = 3) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
@@ -83,11 +95,19 @@ class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True) -> None:
         self.cluster = cluster
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
-        self._funnels: dict[bytes, tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]] = {}
+        self._funnels: dict[bytes, _Shape] = {}
 
     # -- public ------------------------------------------------------------------------
     def classify(self, target: Target) -> Verdict:
-        v = self._decide(target)
+        try:
+            v = self._decide(target)
+        except QuantityError as exc:
+            # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
+            # this target cannot be decided; the others still are.
+            text = str(exc)
+            missing = text.split(":")[0] if text.startswith(("resourcequotas.json", "pods.json")) else target.source
+            return Verdict(target, words.INSUFFICIENT_EVIDENCE, f"{target.source}: unusable quantity: {text}",
+                           {"missing": missing, "invalid": [text]})
         if target.kind == "Pod" and target.spec is not None:
             self._attach_scheduler(v)
         return v
@@ -125,7 +145,7 @@ class Classifier:
                 evidence["answer"] = {k: t.answer.get(k) for k in ("command", "exitStatus", "stderr") if k in t.answer}
             if adm.word is not None:
                 return Verdict(t, adm.word, adm.reason, evidence)
-        spec = t.spec
+        spec = adm.spec if not t.created else t.spec
         if spec is None:
             return Verdict(t, words.INSUFFICIENT_EVIDENCE, "the pod's spec is not in the bundle", evidence)
 
@@ -187,16 +207,21 @@ class Classifier:
         return Verdict(t, words.RUNNING, f"{t.phase} on {t.node_name}{note}: not a scheduling problem", evidence)
 
     # -- helpers -------------------------------------------------------------------------------
-    def _funnel(self, spec: dict, pin: str) -> tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]:
+    def _shape(self, spec: dict, pin: str) -> "_Shape":
+        """Everything that depends only on the pod's scheduling-relevant spec, computed once per shape."""
         key = orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), effective_requests(spec), pin],
                            option=orjson.OPT_SORT_KEYS)
-        cached = self._funnels.get(key) if self.cache else None
-        if cached is None:
+        shape = self._funnels.get(key) if self.cache else None
+        if shape is None:
             facts = PodFacts.of(spec, pin)
             funnel = run_funnel(facts, self.cluster.nodes or [], self.cluster)
             fit, fragmented = self._fit_evidence(facts, funnel)
-            cached = self._funnels[key] = (facts, funnel, fit, fragmented)
-        return cached
+            shape = self._funnels[key] = _Shape(facts, funnel, fit, fragmented)
+        return shape
+
+    def _funnel(self, spec: dict, pin: str) -> tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]:
+        s = self._shape(spec, pin)
+        return s.facts, s.funnel, s.fit, s.fragmented
 
     def _fit_evidence(self, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict] | None, bool | None]:
         """For exhausted: each candidate's allocatable, used (and by whom), free, requested; fragmentation."""
@@ -271,9 +296,14 @@ class Classifier:
         sched: dict = {}
         if said is not None:
             sched = {"message": said.message, "source": said.source, "reason": said.reason}
-        if self.cluster.nodes and v.target.spec is not None and v.word not in (words.NODE_SIDE, words.SCHEDULING_GATED):
-            facts = self._funnel(v.target.spec, "")[0]
-            rebuilt = scheduler_message.rebuild(self.cluster, facts)
+            event = self.cluster.scheduler_events.get((v.target.namespace, v.target.name))
+            if event is not None and event.source != said.source:
+                sched["event"] = {"message": event.message, "source": event.source}
+        if self.cluster.nodes and v.target.spec is not None and not v.target.node_name and v.word != words.SCHEDULING_GATED:
+            shape = self._shape(v.target.spec, "")
+            if shape.rebuilt is _UNSET:
+                shape.rebuilt = scheduler_message.rebuild(self.cluster, shape.facts)
+            rebuilt = shape.rebuilt
             sched["rebuilt"] = rebuilt
             if said is not None:
                 sched["comparison"] = scheduler_message.compare(said.message, rebuilt)

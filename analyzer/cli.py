@@ -57,6 +57,8 @@ def _guard(fn: Callable[[], int]) -> None:
 
 
 def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
+    for note in analysis.notes:
+        sys.stderr.write(f"gpu-triage: note: {note}\n")
     problems = analysis.problems
     if not problems:
         return

@@ -60,6 +60,11 @@ def _cordoned(node: NodeView) -> bool:
 
 
 def check_taints(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if pod.pin:
+        # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
+        # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
+        blocking = [t for t in node.taints if t.effect == "NoExecute" and not tolerated(t, pod.tolerations)]
+        return Reason("taint", "untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
     cordon = _cordoned(node) and not tolerated(CORDON_TAINT, pod.tolerations)
     # The node.kubernetes.io/unschedulable taint is part of the cordon, not a separate taint.
     others = [t for t in node.taints if t.effect in BLOCKING_EFFECTS and t.key != UNSCHEDULABLE_TAINT_KEY
@@ -73,9 +78,12 @@ def check_taints(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
 
 
 def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    missing = [r for r in pod.extended if r not in node.capacity]
+    # Capacity 0 counts as not advertised: when a device plugin goes away the kubelet keeps the
+    # resource name with capacity 0, and the next action is the same: restore the device plugin.
+    missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0]
     if missing:
-        return Reason("not-advertised", "no " + ", ".join(missing) + " in status.capacity")
+        texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity" for r in missing]
+        return Reason("not-advertised", ", ".join(texts))
     return None
 
 

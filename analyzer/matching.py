@@ -9,8 +9,10 @@ metadata.name).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+_INT = re.compile(r"^[+-]?[0-9]+$")
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule never blocks
 
@@ -76,10 +78,10 @@ def _requirement(expr: dict, value: str | None, present: bool) -> bool:
     if op in ("Gt", "Lt"):
         if not present or len(values) != 1:
             return False
-        try:
-            left, right = int(value or ""), int(values[0])
-        except ValueError:
+        # strconv.ParseInt: an optional sign and decimal digits only (Python's int() would also take "5_50" or " 5").
+        if not (_INT.match(value or "") and _INT.match(values[0])):
             return False
+        left, right = int(value or ""), int(values[0])
         return left > right if op == "Gt" else left < right
     return False
 

@@ -85,11 +85,12 @@ class Cluster:
     pods_on: dict[str, list[int]]
     unknown_usage: dict[str, str]
     pod_targets: list[Target]
-    runtimeclasses: dict[str, str] | None  # name -> handler; None when not in the bundle
+    runtimeclasses: dict[str, dict] | None  # name -> RuntimeClass object; None when not in the bundle
     quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
     scheduler_events: dict[tuple[str, str], SchedulerSaid]
     server_minor: int | None
     problems: list[Violation] = field(default_factory=list)
+    quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
 
     @property
     def pods(self) -> Document | None:
@@ -230,7 +231,12 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 bad = _extended_integer_problems(spec, doc.item_path(i))
                 if bad:
                     raise _Invalid(bad)
-                requests = effective_requests(spec) if node and phase not in TERMINATED else None
+                counts = node and phase not in TERMINATED
+                is_target = phase == "Pending" or not node
+                # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
+                requests = effective_requests(spec) if counts or is_target else None
+                if not counts:
+                    requests = None
             except QuantityError as exc:
                 bad = [(f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
                 requests = None
@@ -256,14 +262,22 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                                       str(meta.get("uid") or "")))
     rcs = None
     if "runtimeclasses" in loaded.documents:
-        rcs = {item["metadata"]["name"]: item.get("handler", "") for _, item in loaded.documents["runtimeclasses"].valid_items()}
+        rcs = {item["metadata"]["name"]: item for _, item in loaded.documents["runtimeclasses"].valid_items()}
     quotas = None
+    quota_problems: dict[str, str] = {}
     if "resourcequotas" in loaded.documents:
         quotas = {}
-        for _, item in loaded.documents["resourcequotas"].valid_items():
+        qdoc = loaded.documents["resourcequotas"]
+        for i, item in enumerate(qdoc.items):
+            if i in qdoc.invalid:
+                # An invalid quota cannot be left out silently: its namespace's quota rule becomes unknown.
+                ns = (item.get("metadata") or {}).get("namespace") if isinstance(item, dict) and isinstance(item.get("metadata"), dict) else None
+                first = str(qdoc.invalid[i][0]) if qdoc.invalid[i] else f"{qdoc.file}: {qdoc.item_path(i)}: invalid"
+                quota_problems[ns if isinstance(ns, str) else "*"] = first
+                continue
             quotas.setdefault(item["metadata"]["namespace"], []).append(item)
     return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
-                   _scheduler_events(loaded), _server_minor(loaded), problems)
+                   _scheduler_events(loaded), _server_minor(loaded), problems, quota_problems)
 
 
 class _Invalid(Exception):
@@ -293,4 +307,11 @@ def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:
     hard = (quota.get("spec") or {}).get("hard") or (quota.get("status") or {}).get("hard") or {}
-    return {k: quantity.parse(v) for k, v in hard.items()}
+    out = {}
+    for k, v in hard.items():
+        try:
+            out[k] = quantity.parse(v)
+        except QuantityError as exc:
+            name = (quota.get("metadata") or {}).get("name", "?")
+            raise QuantityError(f"resourcequotas.json: quota {name} spec.hard[{k!r}]: {exc}") from None
+    return out

@@ -62,6 +62,7 @@ class Analysis:
     cluster: Cluster
     extra: list[Target]
     verdicts: list[Verdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # for the person, on stderr; never change an answer
 
     @property
     def problems(self) -> list[str]:
@@ -75,8 +76,10 @@ class Analysis:
         return len(self.loaded.unreadable) + self.loaded.violation_count
 
 
-def _merge_attempts(stored: list[Target], given: list[Target]) -> list[Target]:
-    """A --manifest that repeats a stored attempt keeps the stored one (it carries the server's answer)."""
+def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target], notes: list[str]) -> list[Target]:
+    """A --manifest that repeats a stored attempt keeps the stored one (it carries the server's answer).
+    An attempt naming a pod that exists is dropped: applying it would not create a pod, and one key
+    must give one line (the existing pod is answered)."""
     by_key = {t.key: t for t in stored}
     out = list(stored)
     for t in given:
@@ -86,7 +89,21 @@ def _merge_attempts(stored: list[Target], given: list[Target]) -> list[Target]:
         if old is not None:
             out.remove(old)
         out.append(t)
-    return out
+    if not out:
+        return out
+    existing: set[str] = set()
+    doc = cluster.pods
+    if doc is not None:
+        for _, item in doc.valid_items():
+            meta = item["metadata"]
+            existing.add(f"{meta['namespace']}/{meta['name']}")
+    kept = []
+    for t in out:
+        if t.key in existing:
+            notes.append(f"{t.source}: pod {t.key} already exists in pods.json; the existing pod is answered, not the manifest")
+        else:
+            kept.append(t)
+    return kept
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Analysis:
@@ -98,8 +115,9 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Ana
         with gc_paused():
             loaded = load_documents(bundle, engine=options.engine)
             cluster = build_cluster(loaded, config)
-            extra = _merge_attempts(stored_attempts(cluster), given) + owner_refusals(cluster)
-            analysis = Analysis(bundle, loaded, cluster, extra)
+            notes: list[str] = []
+            extra = _merge_attempts(cluster, stored_attempts(cluster), given, notes) + owner_refusals(cluster)
+            analysis = Analysis(bundle, loaded, cluster, extra, notes=notes)
             if classify:
                 clf = Classifier(cluster)
                 ns = set(options.namespaces)
@@ -114,9 +132,14 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Ana
 
 
 def validate_only(path: str | Path, engine: str | None = None) -> Loaded:
+    """Schemas, sizes and checksums, plus the findings only the model can make (duplicate pods and
+    nodes, fractional extended resources, unusable quantities, attempts that hold no valid pod),
+    so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
-        return load_documents(bundle, engine=engine, strict=True)
+        loaded = load_documents(bundle, engine=engine, strict=True)
+        stored_attempts(build_cluster(loaded, AcceleratorConfig()))
+        return loaded
 
 
 __all__ = ["Analysis", "BundleError", "Options", "UsageError", "Violation", "analyse", "split_key", "validate_only"]

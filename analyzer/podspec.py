@@ -44,7 +44,7 @@ def _add(into: dict, more: dict) -> None:
 
 
 def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_all: bool,
-               convert: Callable[[str, object], T]) -> dict[str, T]:
+               convert: Callable[[str, object], T], pod_level: bool = False) -> dict[str, T]:
     total: dict = {}
     for c in spec.get("containers") or ():
         _add(total, per_container(c))
@@ -67,6 +67,8 @@ def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_al
         for k, v in init_max.items():
             if v > total.get(k, 0):
                 total[k] = v
+    if pod_level and spec.get("resources"):
+        total.update(_pod_level(spec, convert))
     overhead = spec.get("overhead")
     if overhead:
         for name, value in overhead.items():
@@ -76,14 +78,35 @@ def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_al
 
 
 def effective_requests(spec: dict) -> dict[str, int]:
-    """Scheduler units (cpu in millicores, the rest in whole units, rounded up)."""
-    conv = quantity.scheduler_units
-    return _effective(spec, lambda c: container_requests(c, conv), True, conv)
+    """Scheduler units (cpu in millicores, the rest in whole units), rounded up once for the whole pod,
+    as Kubernetes sums exact quantities and rounds the total (two containers of 0.0005 cpu ask 1m, not 2m)."""
+    conv = quantity.nano
+    total = _effective(spec, lambda c: container_requests(c, conv), True, conv, pod_level=True)
+    to_units = quantity.nano_to_units
+    return {name: to_units(name, value) for name, value in total.items()}
+
+
+# Pod-level resources (spec.resources, PodLevelResources, on by default since v1.34): when set,
+# they replace the containers' aggregate for these resources.
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _pod_level(spec: dict, convert: Callable[[str, object], T]) -> dict[str, T]:
+    res = spec.get("resources")
+    if not isinstance(res, dict):
+        return {}
+    requests = res.get("requests") or {}
+    limits = res.get("limits") or {}
+    out: dict[str, T] = {}
+    for name in set(requests) | set(limits):
+        if name in POD_LEVEL_RESOURCES or name.startswith("hugepages-"):
+            out[name] = convert(name, requests[name] if name in requests else limits[name])
+    return out
 
 
 def exact_requests(spec: dict) -> dict[str, Fraction]:
     conv = _exact
-    return _effective(spec, lambda c: container_requests(c, conv), True, conv)
+    return _effective(spec, lambda c: container_requests(c, conv), True, conv, pod_level=True)
 
 
 def exact_limits(spec: dict) -> dict[str, Fraction]:
@@ -101,12 +124,16 @@ def all_containers(spec: dict) -> list[dict]:
 
 
 def accelerator_requests(spec: dict, config: AcceleratorConfig) -> dict[str, int]:
-    """Accelerator resources any container or init container asks for (requests or limits), > 0."""
+    """Accelerator resources any container or init container asks for (requests or limits), > 0.
+    A dynamic resource claim (spec.resourceClaims) is an accelerator request too: rule 3 must not
+    tell a DRA GPU pod to add a limit; the claim itself is not modelled (rule 12)."""
     out: dict[str, int] = {}
     for c in all_containers(spec):
         for name, units in container_requests(c, quantity.scheduler_units).items():
             if units > 0 and config.is_accelerator(name):
                 out[name] = max(out.get(name, 0), units)
+    if spec.get("resourceClaims"):
+        out["resourceClaims"] = len(spec["resourceClaims"])
     return out
 
 
@@ -115,14 +142,14 @@ def extended_requested(requests: dict[str, int]) -> list[str]:
     return sorted(name for name, units in requests.items() if units > 0 and is_extended(name))
 
 
-def gpu_intent(spec: dict, runtime_handlers: dict[str, str] | None, config: AcceleratorConfig,
+def gpu_intent(spec: dict, runtimeclasses: dict[str, dict] | None, config: AcceleratorConfig,
                key: tuple[str, str] | None = None) -> str | None:
     """The first GPU-intent signal the pod shows (causes.md, rule 3), as a sentence, or None."""
     if key is not None and key in config.gpu_pods:
         return "declared a GPU pod with --gpu-pod"
     rc = spec.get("runtimeClassName")
     if rc:
-        handler = (runtime_handlers or {}).get(rc, "")
+        handler = str(((runtimeclasses or {}).get(rc) or {}).get("handler") or "")
         if "nvidia" in rc.lower() or "nvidia" in handler.lower():
             return f"spec.runtimeClassName {rc!r}" + (f" (handler {handler!r})" if handler else "")
     for k, v in (spec.get("nodeSelector") or {}).items():

@@ -26,7 +26,7 @@ _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1
             "P": Fraction(10**15), "E": Fraction(10**18)}
 # Exponents beyond this are not real resource amounts and would let a hostile
 # bundle ask for 10**1000000-digit integers.
-_MAX_EXPONENT = 30
+_MAX_EXPONENT = 99
 
 
 class QuantityError(ValueError):
@@ -82,7 +82,7 @@ def _units_str(resource: str, text: str) -> int:
     value = _parse_str(text)
     if value < 0:
         raise QuantityError(f"{text!r}: a resource amount cannot be negative")
-    return _ceil(value * 1000) if resource == "cpu" else _ceil(value)
+    return _bounded(_ceil(value * 1000) if resource == "cpu" else _ceil(value), resource)
 
 
 def scheduler_units(resource: str, value: object) -> int:
@@ -90,7 +90,40 @@ def scheduler_units(resource: str, value: object) -> int:
     if isinstance(value, str):
         return _units_str(resource, value)
     q = parse(value)
-    return _ceil(q * 1000) if resource == "cpu" else _ceil(q)
+    return _bounded(_ceil(q * 1000) if resource == "cpu" else _ceil(q), resource)
+
+
+NANO = 10**9
+
+
+@lru_cache(maxsize=65536)
+def _nano_str(text: str) -> int:
+    value = _parse_str(text)
+    if value < 0:
+        raise QuantityError(f"{text!r}: a resource amount cannot be negative")
+    return _ceil(value * NANO)
+
+
+def nano(_resource: str, value: object) -> int:
+    """Exact integer nano-units, so container requests sum exactly before the pod's total is rounded."""
+    if isinstance(value, str):
+        return _nano_str(value)
+    return _ceil(parse(value) * NANO)
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _bounded(units: int, resource: str) -> int:
+    # The scheduler holds amounts in int64; anything larger is not a real amount.
+    if units > INT64_MAX:
+        raise QuantityError(f"{resource}: amount too large for the scheduler (over 2^63-1 units)")
+    return units
+
+
+def nano_to_units(resource: str, value: int) -> int:
+    """A pod's summed nano-units as the scheduler compares them (cpu millis, the rest whole units, rounded up)."""
+    return _bounded(-((-value) // 10**6) if resource == "cpu" else -((-value) // NANO), resource)
 
 
 def format_units(resource: str, units: int) -> str:

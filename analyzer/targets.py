@@ -88,9 +88,15 @@ def stored_attempts(cluster: Cluster) -> list[Target]:
                 cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", str(exc))])
                 continue
         try:
-            out += attempts_from(docs, rel, answer)
+            found = attempts_from(docs, rel, answer)
         except UsageError as exc:
             cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a Pod or a workload with a pod template", str(exc))])
+            continue
+        for t in found:
+            if t.invalid:
+                field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
+                cluster.problems += cluster.loaded.add(rel, [(f"{field} {v.path}".replace(" $", ""), v.expected, v.found) for v in t.invalid])
+        out += found
     return out
 
 

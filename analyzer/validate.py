@@ -345,11 +345,17 @@ def load_documents(bundle: Bundle, *, kinds: Iterable[str] = LIST_FILES, engine:
         _check_manifest_paths(loaded)
     for kind in kinds:
         rel = f"{kind}.json"
-        if not bundle.has(rel):
+        try:
+            present = bundle.path(rel).is_file()  # refuses a link that leaves the bundle
+        except BundleError as exc:
+            if strict or kind in REQUIRED:
+                raise
+            loaded.unreadable.append(exc)
+            loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
+            continue
+        if not present:
             if kind in bundle.failed:
                 loaded.missing[kind] = f"{rel} could not be collected: {bundle.failed[kind] or 'no reason recorded'}"
-            elif (bundle.root / rel).is_symlink():
-                bundle.path(rel)  # raises: a link out of the bundle
             else:
                 loaded.missing[kind] = f"{rel} is not in the bundle"
             if kind in REQUIRED:

@@ -32,7 +32,8 @@ def arr(item: dict) -> dict:
 # The Kubernetes quantity grammar (apimachinery resource.Quantity):
 # <sign><number><suffix>, suffix binarySI Ki..Ei, decimalSI n u m k M G T P E,
 # or a decimal exponent e/E<int>. Resource amounts are never negative.
-QUANTITY_RE = r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+# Exponents are limited to two digits: no real amount needs more, and 1e400 must not pass.
+QUANTITY_RE = r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$"
 
 DEFS: dict[str, dict] = {
     "quantity": {

@@ -52,6 +52,10 @@ def render(v: Verdict, out: TextIO) -> None:
             w(f"  {sched.get('source')}: {sched['message']!r}\n")
         else:
             w("  none recorded (no PodScheduled=False condition, no FailedScheduling event)\n")
+        if sched.get("event"):
+            ev = sched["event"]
+            same = " (the same text)" if ev["message"] == sched.get("message") else ""
+            w(f"  {ev['source']}: {ev['message']!r}{same}\n")
         if "rebuilt" in sched:
             w(f"  rebuilt from the bundle: {sched['rebuilt']!r}\n" if sched["rebuilt"] else "  rebuilt from the bundle: some node fits now\n")
         if sched.get("comparison"):

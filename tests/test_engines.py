@@ -1,0 +1,84 @@
+"""Issue 5: the fast schema engine (jsonschema-rs) and the reference engine (jsonschema) agree.
+
+Both run on the same inputs, valid and broken, and must report the same
+findings (same files, JSON paths and messages), so the speed never changes a
+verdict.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from analyzer.bundle import open_bundle
+from analyzer.validate import SchemaSet, check_pod_object, load_documents
+from helpers import LAB, copy_lab
+
+ENGINES = ("jsonschema-rs", "jsonschema")
+
+
+def _findings(path) -> list[str]:
+    out = []
+    for engine in ENGINES:
+        with open_bundle(path) as b:
+            loaded = load_documents(b, engine=engine)
+        out.append(sorted(str(v) for v in loaded.violations))
+    assert out[0] == out[1], f"engines disagree:\n{out[0]}\n{out[1]}"
+    return out[0]
+
+
+def test_engines_agree_on_the_shipped_example():
+    assert _findings(LAB) == []
+
+
+def _break(b) -> None:
+    pods = json.loads((b / "pods.json").read_text())
+    items = pods["items"]
+    items[0]["spec"]["containers"] = "cuda"
+    items[1]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = {"v": 1}
+    items[2]["spec"]["tolerations"][0]["effect"] = "Sometimes"
+    del items[3]["metadata"]["name"]
+    items[4]["spec"]["containers"] = []
+    items[5]["spec"]["nodeSelector"] = {"a": 1}
+    items[6]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Near"}]}]}}}
+    items[7]["status"]["phase"] = 3
+    items.append("not an object")
+    (b / "pods.json").write_text(json.dumps(pods, indent=4))
+    nodes = json.loads((b / "nodes.json").read_text())
+    nodes["items"][0]["spec"]["taints"] = [{"key": "a"}]
+    nodes["items"][1]["status"]["capacity"]["cpu"] = "1.5.5"
+    del nodes["items"][2]["status"]
+    (b / "nodes.json").write_text(json.dumps(nodes, indent=4))
+    man = json.loads((b / "manifest.json").read_text())
+    man["formatVersion"] = "1"
+    man["files"][0]["sha256"] = "0" * 64
+    (b / "manifest.json").write_text(json.dumps(man, indent=2))
+
+
+def test_engines_agree_on_broken_inputs(tmp_path):
+    b = copy_lab(tmp_path)
+    _break(b)
+    found = _findings(b)
+    assert len(found) >= 12
+    assert any("pods.json: $.items[9]: expected object, found string" in f for f in found)
+    assert any("nodes.json: $.items[2].status: expected required key 'status'" in f for f in found)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda p: p["spec"].__setitem__("containers", [{"name": "x", "resources": {"requests": {"cpu": "1e400"}}}]),
+    lambda p: p.__setitem__("metadata", []),
+    lambda p: p["spec"].__setitem__("schedulingGates", [{}]),
+    lambda p: p["spec"].__setitem__("overhead", {"cpu": -1}),
+])
+def test_engines_agree_on_single_objects(mutate):
+    pods = json.loads((LAB / "pods.json").read_text())
+    pod = copy.deepcopy(pods["items"][0])
+    mutate(pod)
+    assert check_pod_object(pod, engine="jsonschema-rs") == check_pod_object(pod, engine="jsonschema")
+
+
+def test_default_engine_is_the_fast_one():
+    assert SchemaSet().engine == "jsonschema-rs"
