@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 DEFAULT_ACCELERATORS: tuple[str, ...] = (
     "nvidia.com/gpu",
@@ -61,7 +62,7 @@ class AcceleratorConfig:
                                  self.gpu_pods | frozenset(gpu_pods))
 
     def is_accelerator(self, name: str) -> bool:
-        return any(fnmatchcase(name, p) for p in self.patterns)
+        return _matches(self.patterns, name)
 
     def mentions_accelerator(self, text: str) -> bool:
         low = text.lower()
@@ -69,10 +70,20 @@ class AcceleratorConfig:
 
     def resource_order(self, names: set[str] | list[str]) -> list[str]:
         """Accelerators first, then cpu, memory, pods, ephemeral-storage, then the rest by name."""
-        def key(name: str) -> tuple[int, int, str]:
-            if self.is_accelerator(name):
-                return (0, 0, name)
-            if name in NATIVE_ORDER:
-                return (1, NATIVE_ORDER.index(name), name)
-            return (2, 0, name)
-        return sorted(names, key=key)
+        return list(_order(self.patterns, tuple(sorted(set(names)))))
+
+
+@lru_cache(maxsize=8192)
+def _matches(patterns: tuple[str, ...], name: str) -> bool:
+    return any(fnmatchcase(name, p) for p in patterns)
+
+
+@lru_cache(maxsize=4096)
+def _order(patterns: tuple[str, ...], names: tuple[str, ...]) -> tuple[str, ...]:
+    def key(name: str) -> tuple[int, int, str]:
+        if _matches(patterns, name):
+            return (0, 0, name)
+        if name in NATIVE_ORDER:
+            return (1, NATIVE_ORDER.index(name), name)
+        return (2, 0, name)
+    return tuple(sorted(names, key=key))

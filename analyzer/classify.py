@@ -34,9 +34,17 @@ class Verdict:
     reason: str
     evidence: dict = field(default_factory=dict)
     funnel: FunnelResult | None = None
-    fit: list[dict] | None = None
-    fragmented: bool | None = None
+    shape: "_Shape | None" = None  # the shared per-shape work; fit evidence is built from it on demand
     scheduler: dict | None = None
+
+    @property
+    def fit(self) -> list[dict] | None:
+        """For exhausted: each candidate's allocatable, used (and by which pods), free, requested."""
+        return self.shape.fit_rows() if self.shape is not None and self.word == words.EXHAUSTED else None
+
+    @property
+    def fragmented(self) -> bool | None:
+        return self.shape.is_fragmented() if self.shape is not None and self.word == words.EXHAUSTED else None
 
     @property
     def key(self) -> str:
@@ -74,13 +82,86 @@ class Verdict:
 _UNSET = object()
 
 
-@dataclass
 class _Shape:
-    facts: PodFacts
-    funnel: FunnelResult
-    fit: list[dict] | None
-    fragmented: bool | None
-    rebuilt: object = _UNSET  # the rebuilt scheduler message, filled on first use
+    """Everything that depends only on a pod's scheduling-relevant spec: the funnel, computed once;
+    the reason line, the fit evidence and the rebuilt scheduler message, each computed on first use."""
+
+    def __init__(self, cluster: Cluster, facts: PodFacts, funnel: FunnelResult) -> None:
+        self.cluster = cluster
+        self.facts = facts
+        self.funnel = funnel
+        self.rebuilt: object = _UNSET
+        self._reason: str | None = None
+        self._fit: tuple[list[dict], bool] | None = None
+
+    def reason(self) -> str:
+        if self._reason is None:
+            self._reason = _funnel_reason(self.funnel)
+        return self._reason
+
+    def fit_rows(self) -> list[dict]:
+        if self._fit is None:
+            self._fit = _fit_evidence(self.cluster, self.facts, self.funnel)
+        return self._fit[0]
+
+    def is_fragmented(self) -> bool:
+        self.fit_rows()
+        assert self._fit is not None
+        return self._fit[1]
+
+
+def _fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict], bool]:
+    """For exhausted: each candidate's allocatable, used (and by whom), free, requested; fragmentation."""
+    wanted = c.config.resource_order([r for r, v in facts.requests.items() if v > 0] + ["pods"])
+    rows = []
+    free_sum: dict[str, int] = {}
+    short_everywhere: set[str] | None = None
+    pods_doc = c.pods
+    for node in funnel.fit_candidates:
+        used = c.usage.get(node.name) or {}
+        short = [r for r, *_ in shortages(facts, node, c)]
+        short_everywhere = set(short) if short_everywhere is None else short_everywhere & set(short)
+        resources = {}
+        for r in wanted:
+            want = 1 if r == "pods" else facts.requests.get(r, 0)
+            alloc = node.allocatable.get(r, 0)
+            free = alloc - used.get(r, 0)
+            free_sum[r] = free_sum.get(r, 0) + max(free, 0)
+            resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, used.get(r, 0)),
+                            "free": format_units(r, free), "requested": format_units(r, want)}
+        used_by = []
+        for i, req in c.pods_on.get(node.name, ()):
+            item = pods_doc.items[i] if pods_doc else {}
+            shown = {r: format_units(r, req[r]) for r in short if r in req and req[r]}
+            if shown:
+                meta = item["metadata"]
+                used_by.append({"pod": f"{meta['namespace']}/{meta['name']}", "phase": (item.get("status") or {}).get("phase"), "requests": shown})
+        row = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
+        if node.name in c.unknown_usage:
+            row["unknown_usage"] = c.unknown_usage[node.name]
+        rows.append(row)
+    fragmented = False
+    for r in short_everywhere or ():
+        want = 1 if r == "pods" else facts.requests.get(r, 0)
+        if free_sum.get(r, 0) >= want:
+            fragmented = True
+    return rows, fragmented
+
+
+def _funnel_reason(funnel: FunnelResult) -> str:
+    last = funnel.stages[-1]
+    by_reason: dict[str, list[str]] = {}
+    for node, reason in last.removed:
+        by_reason.setdefault(reason.text, []).append(node)
+    parts = [f"{_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+    head = {"selector": f"no node matches nodeSelector/affinity (0 of {last.nodes_in})",
+            "taints": f"every candidate ({last.nodes_in}) is excluded by a taint or cordon",
+            "advertised": f"no candidate ({last.nodes_in}) advertises the resource",
+            "allocatable": f"every candidate ({last.nodes_in}) reports allocatable 0",
+            "fit": f"no candidate ({last.nodes_in}) has room"}[last.name]
+    if last.name == "selector":
+        return head
+    return head + ": " + "; ".join(parts[:3])
 
 
 def _names(items: list[str], limit: int = 3) -> str:
@@ -175,10 +256,11 @@ class Classifier:
             evidence["missing"] = "nodes.json"
             return Verdict(t, words.INSUFFICIENT_EVIDENCE, "nodes.json lists no usable node: nothing to judge the pod against", evidence)
 
-        facts, funnel, fit, fragmented = self._funnel(spec, "" if t.created else t.node_name)
+        shape = self._shape(spec, "" if t.created else t.node_name)
+        facts, funnel = shape.facts, shape.funnel
         evidence["requests"] = {r: format_units(r, v) for r, v in sorted(facts.requests.items()) if v}
         if funnel.word is not None:
-            return Verdict(t, funnel.word, self._funnel_reason(funnel), evidence, funnel, fit, fragmented)
+            return Verdict(t, funnel.word, shape.reason(), evidence, funnel, shape)
 
         fits = [n.name for n in funnel.fits]
         unknown = [n for n in fits if n in c.unknown_usage]
@@ -186,13 +268,13 @@ class Classifier:
             evidence["missing"] = c.unknown_usage[unknown[0]].split(":")[0]
             evidence["unknown_usage"] = {n: c.unknown_usage[n] for n in unknown[:20]}
             return Verdict(t, words.INSUFFICIENT_EVIDENCE,
-                           f"only {_names(unknown)} could take it, and an invalid pod bound there hides its usage", evidence, funnel, fit)
+                           f"only {_names(unknown)} could take it, and an invalid pod bound there hides its usage", evidence, funnel, shape)
         needs = unmodelled(spec)
         evidence["fits_on"] = fits[:50]
         if needs:
             evidence["not_modelled"] = needs
-            return Verdict(t, words.UNCLASSIFIED, f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs), evidence, funnel, fit)
-        return Verdict(t, words.FITS_NOW, f"fits now on {_names(fits)}", evidence, funnel, fit)
+            return Verdict(t, words.UNCLASSIFIED, f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs), evidence, funnel, shape)
+        return Verdict(t, words.FITS_NOW, f"fits now on {_names(fits)}", evidence, funnel, shape)
 
     def _not_a_target(self, t: Target) -> Verdict:
         c = self.cluster
@@ -207,77 +289,16 @@ class Classifier:
         return Verdict(t, words.RUNNING, f"{t.phase} on {t.node_name}{note}: not a scheduling problem", evidence)
 
     # -- helpers -------------------------------------------------------------------------------
-    def _shape(self, spec: dict, pin: str) -> "_Shape":
-        """Everything that depends only on the pod's scheduling-relevant spec, computed once per shape."""
-        key = orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), effective_requests(spec), pin],
-                           option=orjson.OPT_SORT_KEYS)
+    def _shape(self, spec: dict, pin: str) -> _Shape:
+        """The per-shape work for this spec, shared by every pod with the same scheduling-relevant spec."""
+        requests = effective_requests(spec)
+        key = (orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), pin],
+                            option=orjson.OPT_SORT_KEYS), tuple(sorted(requests.items())))
         shape = self._funnels.get(key) if self.cache else None
         if shape is None:
             facts = PodFacts.of(spec, pin)
-            funnel = run_funnel(facts, self.cluster.nodes or [], self.cluster)
-            fit, fragmented = self._fit_evidence(facts, funnel)
-            shape = self._funnels[key] = _Shape(facts, funnel, fit, fragmented)
+            shape = self._funnels[key] = _Shape(self.cluster, facts, run_funnel(facts, self.cluster.nodes or [], self.cluster))
         return shape
-
-    def _funnel(self, spec: dict, pin: str) -> tuple[PodFacts, FunnelResult, list[dict] | None, bool | None]:
-        s = self._shape(spec, pin)
-        return s.facts, s.funnel, s.fit, s.fragmented
-
-    def _fit_evidence(self, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict] | None, bool | None]:
-        """For exhausted: each candidate's allocatable, used (and by whom), free, requested; fragmentation."""
-        c = self.cluster
-        if funnel.word != words.EXHAUSTED:
-            return None, None
-        wanted = c.config.resource_order([r for r, v in facts.requests.items() if v > 0] + ["pods"])
-        rows = []
-        free_sum: dict[str, int] = {}
-        short_everywhere: set[str] | None = None
-        pods_doc = c.pods
-        for node in funnel.fit_candidates:
-            used = c.usage.get(node.name) or {}
-            short = [r for r, *_ in shortages(facts, node, c)]
-            short_everywhere = set(short) if short_everywhere is None else short_everywhere & set(short)
-            resources = {}
-            for r in wanted:
-                want = 1 if r == "pods" else facts.requests.get(r, 0)
-                alloc = node.allocatable.get(r, 0)
-                free = alloc - used.get(r, 0)
-                free_sum[r] = free_sum.get(r, 0) + max(free, 0)
-                resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, used.get(r, 0)),
-                                "free": format_units(r, free), "requested": format_units(r, want)}
-            used_by = []
-            for i in c.pods_on.get(node.name, ()):
-                item = pods_doc.items[i] if pods_doc else {}
-                req = effective_requests(item["spec"])
-                shown = {r: format_units(r, req[r]) for r in short if r in req and req[r]}
-                if shown:
-                    meta = item["metadata"]
-                    used_by.append({"pod": f"{meta['namespace']}/{meta['name']}", "phase": (item.get("status") or {}).get("phase"), "requests": shown})
-            row = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
-            if node.name in c.unknown_usage:
-                row["unknown_usage"] = c.unknown_usage[node.name]
-            rows.append(row)
-        fragmented = False
-        for r in short_everywhere or ():
-            want = 1 if r == "pods" else facts.requests.get(r, 0)
-            if free_sum.get(r, 0) >= want:
-                fragmented = True
-        return rows, fragmented
-
-    def _funnel_reason(self, funnel: FunnelResult) -> str:
-        last = funnel.stages[-1]
-        by_reason: dict[str, list[str]] = {}
-        for node, reason in last.removed:
-            by_reason.setdefault(reason.text, []).append(node)
-        parts = [f"{_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
-        head = {"selector": f"no node matches nodeSelector/affinity (0 of {last.nodes_in})",
-                "taints": f"every candidate ({last.nodes_in}) is excluded by a taint or cordon",
-                "advertised": f"no candidate ({last.nodes_in}) advertises the resource",
-                "allocatable": f"every candidate ({last.nodes_in}) reports allocatable 0",
-                "fit": f"no candidate ({last.nodes_in}) has room"}[last.name]
-        if last.name == "selector":
-            return head
-        return head + ": " + "; ".join(parts[:3])
 
     def _node_side_evidence(self, t: Target) -> dict:
         c = self.cluster

@@ -82,7 +82,7 @@ class Cluster:
     nodes: list[NodeView] | None
     nodes_by_name: dict[str, NodeView]
     usage: dict[str, dict[str, int]]
-    pods_on: dict[str, list[int]]
+    pods_on: dict[str, list[tuple[int, dict[str, int]]]]  # node -> (pods.json index, effective requests)
     unknown_usage: dict[str, str]
     pod_targets: list[Target]
     runtimeclasses: dict[str, dict] | None  # name -> RuntimeClass object; None when not in the bundle
@@ -122,7 +122,10 @@ def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, st
             for kind in ("requests", "limits"):
                 for name, value in (res.get(kind) or {}).items():
                     if is_extended(name):
-                        q = quantity.parse(value)
+                        try:
+                            q = quantity.parse(value)
+                        except QuantityError:
+                            continue
                         if q.denominator != 1:
                             found.append((f"{base}.spec.{section}[{ci}].resources.{kind}[\"{name}\"]",
                                           f"a whole number for extended resource {name}", repr(value)))
@@ -203,7 +206,7 @@ def _server_minor(loaded: Loaded) -> int | None:
 def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
     nodes, problems = build_nodes(loaded)
     usage: dict[str, dict[str, int]] = {}
-    pods_on: dict[str, list[int]] = {}
+    pods_on: dict[str, list[tuple[int, dict[str, int]]]] = {}
     unknown: dict[str, str] = {}
     targets: list[Target] = []
     doc = loaded.documents.get("pods")
@@ -227,21 +230,18 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
             seen.add((ns, name))
             phase = status.get("phase")
             node = spec.get("nodeName") or ""
+            bad = None
+            counts = node and phase not in TERMINATED
+            is_target = phase == "Pending" or not node
             try:
-                bad = _extended_integer_problems(spec, doc.item_path(i))
-                if bad:
-                    raise _Invalid(bad)
-                counts = node and phase not in TERMINATED
-                is_target = phase == "Pending" or not node
                 # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
                 requests = effective_requests(spec) if counts or is_target else None
                 if not counts:
                     requests = None
             except QuantityError as exc:
-                bad = [(f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
-                requests = None
-            except _Invalid as exc:
-                bad = exc.findings
+                # The slow, precise path only for the bad pod: name the container and the field.
+                bad = _extended_integer_problems(spec, doc.item_path(i)) or [
+                    (f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
                 requests = None
             if bad:
                 invalid[i] = loaded.add(doc.file, bad)
@@ -256,7 +256,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 for k, v in requests.items():
                     used[k] = used.get(k, 0) + v
                 used["pods"] = used.get("pods", 0) + 1
-                pods_on[node].append(i)
+                pods_on[node].append((i, requests))
             if phase == "Pending" or not node:
                 targets.append(Target("Pod", ns, name, spec, True, f"pods.json {doc.item_path(i)}", phase, node, status,
                                       str(meta.get("uid") or "")))
@@ -278,12 +278,6 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
             quotas.setdefault(item["metadata"]["namespace"], []).append(item)
     return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
                    _scheduler_events(loaded), _server_minor(loaded), problems, quota_problems)
-
-
-class _Invalid(Exception):
-    def __init__(self, findings: list[tuple[str, str, str]]) -> None:
-        super().__init__("invalid")
-        self.findings = findings
 
 
 def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],

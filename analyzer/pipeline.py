@@ -29,6 +29,9 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        # Move the millions of parsed objects out of the collector's reach first: re-enabling alone
+        # would make the next young-generation collection walk every one of them.
+        gc.freeze()
         if was:
             gc.enable()
 

@@ -16,6 +16,7 @@ from typing import Callable, TypeVar
 
 from analyzer import quantity
 from analyzer.accelerators import NO_GPU_VISIBLE_DEVICES, AcceleratorConfig, is_extended
+from analyzer.quantity import QuantityError
 
 T = TypeVar("T", int, Fraction)
 
@@ -77,11 +78,23 @@ def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_al
     return total
 
 
+def _container_nano(container: dict) -> dict[str, int]:
+    """One container's requests in nano-units; an extended resource must be a whole number (API validation)."""
+    res = container.get("resources")
+    if not res:
+        return {}
+    out = container_requests(container, quantity.nano)
+    for name, value in out.items():
+        if value % quantity.NANO and is_extended(name):
+            raise QuantityError(f"{name}: not a whole number (extended resources are integers)")
+    return out
+
+
 def effective_requests(spec: dict) -> dict[str, int]:
     """Scheduler units (cpu in millicores, the rest in whole units), rounded up once for the whole pod,
     as Kubernetes sums exact quantities and rounds the total (two containers of 0.0005 cpu ask 1m, not 2m)."""
     conv = quantity.nano
-    total = _effective(spec, lambda c: container_requests(c, conv), True, conv, pod_level=True)
+    total = _effective(spec, _container_nano, True, conv, pod_level=True)
     to_units = quantity.nano_to_units
     return {name: to_units(name, value) for name, value in total.items()}
 
