@@ -27,7 +27,28 @@ from analyzer.podspec import all_containers, qos_best_effort, quota_usage
 from analyzer.quantity import QuantityError, format_exact
 
 _FORBIDDEN = re.compile(r'pods "(?P<name>[^"]*)" is forbidden: (?P<why>.*)')
-_QUOTA = re.compile(r"exceeded quota: (?P<quota>[^,]+), requested: (?P<requested>.*?), used: (?P<used>.*?), limited: (?P<limited>.*)$")
+_QUOTA_PARTS = ("exceeded quota: ", ", requested: ", ", used: ", ", limited: ")
+MAX_TEXT = 8192  # a real admission message is a few hundred characters
+
+
+def _quota_detail(why: str) -> dict | None:
+    """`exceeded quota: NAME, requested: …, used: …, limited: …`, split with str.find: linear time
+    whatever a hostile event says (a regex with .*? backtracks quadratically)."""
+    positions = []
+    start = 0
+    for part in _QUOTA_PARTS:
+        at = why.find(part, start)
+        if at < 0:
+            return None
+        positions.append((at, at + len(part)))
+        start = at + len(part)
+    names = ("quota", "requested", "used", "limited")
+    out = {}
+    for i, name in enumerate(names):
+        begin = positions[i][1]
+        end = positions[i + 1][0] if i + 1 < len(positions) else len(why)
+        out[name] = why[begin:end].strip()
+    return out
 _RUNTIMECLASS = re.compile(r'RuntimeClass "(?P<rc>[^"]*)" not found')
 
 # What the API server's text says, reduced to the rule it speaks for.
@@ -39,12 +60,13 @@ SAYS_ADMITTED = "admitted"
 
 def read_refusal(why: str) -> ServerText:
     """Classify the part after `is forbidden: ` (both for kubectl apply stderr and FailedCreate events)."""
+    why = why[:MAX_TEXT]
     m = _RUNTIMECLASS.search(why)
     if m:
         return ServerText(SAYS_RUNTIMECLASS, why, {"runtimeClassName": m.group("rc")})
-    m = _QUOTA.search(why)
-    if m:
-        return ServerText(SAYS_QUOTA, why, {k: v.strip() for k, v in m.groupdict().items()})
+    detail = _quota_detail(why)
+    if detail is not None:
+        return ServerText(SAYS_QUOTA, why, detail)
     if "failed quota:" in why or "status unknown for quota" in why:
         return ServerText(SAYS_QUOTA, why)
     return ServerText(SAYS_OTHER, why)
@@ -52,8 +74,8 @@ def read_refusal(why: str) -> ServerText:
 
 def text_for_pod(stderr: str, exit_status: int, pod_name: str) -> ServerText | None:
     """What an apply's stderr says about one pod of the manifest (a file can hold several)."""
-    for line in stderr.splitlines():
-        m = _FORBIDDEN.search(line)
+    for line in stderr[: MAX_TEXT * 16].splitlines():
+        m = _FORBIDDEN.search(line[:MAX_TEXT])
         if m and m.group("name") == pod_name:
             return read_refusal(m.group("why"))
     if exit_status == 0:
@@ -62,7 +84,7 @@ def text_for_pod(stderr: str, exit_status: int, pod_name: str) -> ServerText | N
 
 
 def text_from_event(message: str) -> ServerText | None:
-    m = _FORBIDDEN.search(message)
+    m = _FORBIDDEN.search(message[:MAX_TEXT])
     return read_refusal(m.group("why")) if m else None
 
 

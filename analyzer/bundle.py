@@ -18,8 +18,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import orjson
-
 from analyzer.errors import BundleError
 
 # kind -> file name; pods and nodes are required for analysis.
@@ -37,6 +35,10 @@ MANIFEST = "manifest.json"
 
 DEFAULT_MAX_UNPACKED = 32 * 2**30  # a 150,000-pod bundle is ~2 GB; 32 GiB is generous and bounded
 DEFAULT_MAX_MEMBERS = 100_000
+MAX_MANIFEST_BYTES = 64 * 2**20
+# Without a manifest to bound it, no single file is read beyond this (kubectl's pods.json for
+# 150,000 pods is ~1.7 GB).
+MAX_FILE_BYTES = 16 * 2**30
 # A manifest can say anything; a file far larger than it says is read only
 # this far beyond the stated size before it is refused (no unbounded reads).
 SIZE_SLACK = 1 << 20
@@ -103,11 +105,15 @@ class Bundle:
             limit = entry["bytes"] + SIZE_SLACK
             if st.st_size > limit:
                 raise BundleError(rel, f"is {st.st_size} bytes but the manifest says {entry['bytes']}: refusing to read it")
+        if limit is None and st.st_size > MAX_FILE_BYTES:
+            raise BundleError(rel, f"is {st.st_size} bytes, more than gpu-triage reads without a manifest ({MAX_FILE_BYTES})")
         try:
             with open(p, "rb") as fh:
                 data = fh.read() if limit is None else fh.read(limit + 1)
         except OSError as exc:
             raise BundleError(rel, f"cannot read: {exc.strerror}") from None
+        except MemoryError:
+            raise BundleError(rel, f"not enough memory to read its {st.st_size} bytes") from None
         return data
 
     def attempts(self) -> list[str]:
@@ -180,13 +186,15 @@ def _looks_like_tar(p: Path) -> bool:
 def _from_directory(root: Path, label: str) -> Bundle:
     bundle = Bundle(root=root, label=label)
     if (root / MANIFEST).exists():
+        from analyzer.validate import parse_json  # one parser, one wording for every file
+
         data = bundle.read_bytes(MANIFEST)
-        try:
-            manifest = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise BundleError(MANIFEST, f"not JSON: {exc}") from None
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise BundleError(MANIFEST, f"is {len(data)} bytes: not a manifest", "$")
+        manifest = parse_json(data, MANIFEST)
         if not isinstance(manifest, dict):
-            raise BundleError(MANIFEST, "expected an object", "$")
+            kind = "array" if isinstance(manifest, list) else type(manifest).__name__.replace("str", "string")
+            raise BundleError(MANIFEST, f"expected object, found {kind}", "$")
         bundle.manifest = manifest
         for e in manifest.get("files") or ():
             if isinstance(e, dict) and e.get("status") == "failed" and isinstance(e.get("path"), str):

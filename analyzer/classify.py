@@ -22,6 +22,7 @@ import orjson
 from analyzer import scheduler_message, words
 from analyzer.admission import judge_admission
 from analyzer.funnel import FunnelResult, PodFacts, run_funnel, shortages
+from analyzer.matching import selector_matches
 from analyzer.model import TERMINATED, Cluster, Target
 from analyzer.podspec import accelerator_requests, effective_requests, gpu_intent, unmodelled
 from analyzer.quantity import QuantityError, format_units
@@ -182,6 +183,10 @@ class Classifier:
     def classify(self, target: Target) -> Verdict:
         try:
             v = self._decide(target)
+        except (orjson.JSONEncodeError, RecursionError) as exc:
+            # A spec nested absurdly deep (valid JSON in a lenient field): not a pod anyone wrote.
+            return Verdict(target, words.INSUFFICIENT_EVIDENCE, f"{target.source}: the spec is nested too deeply to judge",
+                           {"missing": target.source, "invalid": [str(exc)]})
         except QuantityError as exc:
             # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
             # this target cannot be decided; the others still are.
@@ -260,6 +265,15 @@ class Classifier:
         facts, funnel = shape.facts, shape.funnel
         evidence["requests"] = {r: format_units(r, v) for r, v in sorted(facts.requests.items()) if v}
         if funnel.word is not None:
+            relevant = [n for n in c.node_problems if n.labels is None or n.name is None
+                        or (selector_matches(facts.node_selector, facts.terms, n.labels, n.name) and (not facts.pin or n.name == facts.pin))]
+            if relevant:
+                # An invalid node is out of the funnel; its labels say it might have taken the pod.
+                evidence["missing"] = "nodes.json"
+                evidence["invalid_nodes"] = [n.finding for n in relevant[:20]]
+                return Verdict(t, words.INSUFFICIENT_EVIDENCE,
+                               f"the funnel says {funnel.word}, but {len(relevant)} invalid node(s) it might select could not "
+                               f"be judged: {relevant[0].finding}", evidence, funnel, shape)
             return Verdict(t, funnel.word, shape.reason(), evidence, funnel, shape)
 
         fits = [n.name for n in funnel.fits]
@@ -292,7 +306,9 @@ class Classifier:
     def _shape(self, spec: dict, pin: str) -> _Shape:
         """The per-shape work for this spec, shared by every pod with the same scheduling-relevant spec."""
         requests = effective_requests(spec)
-        key = (orjson.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations"), pin],
+        # Only what the funnel reads: pod (anti-)affinity is not modelled and must not split or break the key.
+        node_affinity = (spec.get("affinity") or {}).get("nodeAffinity")
+        key = (orjson.dumps([spec.get("nodeSelector"), node_affinity, spec.get("tolerations"), pin],
                             option=orjson.OPT_SORT_KEYS), tuple(sorted(requests.items())))
         shape = self._funnels.get(key) if self.cache else None
         if shape is None:

@@ -30,8 +30,14 @@ class Output(str, Enum):
     words = "words"
 
 
+def _say(line: str) -> None:
+    from analyzer.report import printable
+
+    sys.stderr.write(printable(line) + "\n")
+
+
 def _fail(message: str, status: int = 2) -> None:
-    sys.stderr.write(f"gpu-triage: {message}\n")
+    _say(f"gpu-triage: {message}")
     raise typer.Exit(status)
 
 
@@ -63,16 +69,16 @@ def _guard(fn: Callable[[], int]) -> None:
 
 def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     for note in analysis.notes:
-        sys.stderr.write(f"gpu-triage: note: {note}\n")
+        _say(f"gpu-triage: note: {note}")
     problems = analysis.problems
     if not problems:
         return
     for line in problems[:MAX_SHOWN]:
-        sys.stderr.write(f"{line}\n")
+        _say(line)
     total = analysis.problem_count
     if total > MAX_SHOWN:
-        sys.stderr.write(f"… {total - MAX_SHOWN} more\n")
-    sys.stderr.write(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects\n")
+        _say(f"… {total - MAX_SHOWN} more")
+    _say(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects")
 
 
 ManifestOpt = typer.Option(None, "--manifest", help="A pod manifest (YAML or JSON) to judge as an attempt; repeatable.")
@@ -94,8 +100,10 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
         from analyzer.pipeline import validate_only
 
         loaded = validate_only(bundle, engine)
+        from analyzer.report import printable
+
         for v in loaded.violations[:MAX_SHOWN]:
-            print(v)
+            print(printable(str(v)))
         if loaded.violation_count > MAX_SHOWN:
             print(f"… {loaded.violation_count - MAX_SHOWN} more")
         files = len(loaded.documents) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
@@ -157,6 +165,8 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
                 explain_format.render(verdict, sys.stdout)
             else:
                 print(verdict.word)
+            sys.stdout.flush()
+            _report_problems(analysis)
             return 2 if analysis.problem_count else 0
     _guard(run)
 

@@ -33,6 +33,15 @@ class NodeView:
     allocatable: dict[str, int]
 
 
+@dataclass(frozen=True)
+class InvalidNode:
+    """A node that failed validation: out of the funnel, but a pod it might have served is not guessed at."""
+
+    name: str | None
+    labels: dict[str, str] | None  # None when unreadable: then it might match any selector
+    finding: str
+
+
 @dataclass
 class ServerText:
     """What the API server said about a pod it refused (or admitted), reduced to the rule it speaks for."""
@@ -91,6 +100,7 @@ class Cluster:
     server_minor: int | None
     problems: list[Violation] = field(default_factory=list)
     quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
+    node_problems: list["InvalidNode"] = field(default_factory=list)  # nodes left out of the funnel
 
     @property
     def pods(self) -> Document | None:
@@ -138,16 +148,18 @@ def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]
         return None, []
     problems: list[Violation] = []
     nodes: list[NodeView] = []
-    seen: set[str] = set()
+    seen: dict[str, dict] = {}
     for i, item in doc.valid_items():
         meta = item["metadata"]
         name = meta["name"]
         path = doc.item_path(i)
         if name in seen:
-            problems += loaded.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
-            doc.invalid[i] = problems[-1:]
+            found = loaded.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
+            problems += found
+            if item != seen[name]:
+                doc.invalid[i] = found  # a different second copy: the funnel cannot know which one is true
             continue
-        seen.add(name)
+        seen[name] = item
         spec = item.get("spec") or {}
         status = item.get("status") or {}
         try:
@@ -212,6 +224,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
     doc = loaded.documents.get("pods")
     if doc is not None:
         seen: set[tuple[str, str]] = set()
+        seen_uids: set[str] = set()
         items = doc.items
         invalid = doc.invalid
         for i in range(len(items)):
@@ -223,11 +236,17 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
             spec = item["spec"]
             status = item.get("status") or {}
             ns, name = meta["namespace"], meta["name"]
-            if (ns, name) in seen:
-                invalid[i] = loaded.add(doc.file, [(f"{doc.item_path(i)}.metadata", "each pod once", f"a second pod {ns}/{name}")])
+            uid = meta.get("uid")
+            if (ns, name) in seen or (uid and uid in seen_uids):
+                by_name = (ns, name) in seen
+                what = f"a second pod {ns}/{name}" if by_name else f"a second pod with uid {uid}"
+                where = f"{doc.item_path(i)}.metadata.{'name' if by_name else 'uid'}"
+                invalid[i] = loaded.add(doc.file, [(where, "each pod once", what)])
                 problems += invalid[i]
                 continue
             seen.add((ns, name))
+            if uid:
+                seen_uids.add(uid)
             phase = status.get("phase")
             node = spec.get("nodeName") or ""
             bad = None
@@ -276,8 +295,19 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 quota_problems[ns if isinstance(ns, str) else "*"] = first
                 continue
             quotas.setdefault(item["metadata"]["namespace"], []).append(item)
+    node_problems: list[InvalidNode] = []
+    if "nodes" in loaded.documents:
+        ndoc = loaded.documents["nodes"]
+        for i, found in sorted(ndoc.invalid.items()):
+            item = ndoc.items[i]
+            meta = item.get("metadata") if isinstance(item, dict) else None
+            name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
+            labels = meta.get("labels", {}) if isinstance(meta, dict) else None
+            if not (isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
+                labels = None
+            node_problems.append(InvalidNode(name, labels, str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
     return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
-                   _scheduler_events(loaded), _server_minor(loaded), problems, quota_problems)
+                   _scheduler_events(loaded), _server_minor(loaded), problems, quota_problems, node_problems)
 
 
 def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],

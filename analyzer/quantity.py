@@ -35,7 +35,7 @@ class QuantityError(ValueError):
 
 @lru_cache(maxsize=65536)
 def _parse_str(text: str) -> Fraction:
-    m = _QUANTITY.match(text)
+    m = _QUANTITY.match(text) if len(text) <= 64 else None  # no real amount is longer; Fraction() of 5,000 digits fails
     if m is None:
         raise QuantityError(f"{text!r} is not a Kubernetes quantity (examples: 500m, 4, 1Gi, 1e3)")
     value = Fraction(m.group("num"))

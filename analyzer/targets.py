@@ -42,11 +42,54 @@ def _pod_templates(doc: dict) -> list[tuple[str, dict, dict]]:
     return []
 
 
+# Bounds for a manifest: a real pod manifest is a few hundred nodes. YAML aliases let a few bytes
+# stand for billions of nodes ("billion laughs"); Kubernetes' YAML reader refuses excessive aliasing
+# too. The expanded size is counted without expanding (shared nodes are counted once per use).
+MAX_MANIFEST_NODES = 200_000
+MAX_MANIFEST_DEPTH = 100
+
+
+def _check_tree(doc: object, label: str) -> None:
+    sizes: dict[int, int] = {}
+
+    def size(node: object, depth: int) -> int:
+        if depth > MAX_MANIFEST_DEPTH:
+            raise UsageError(f"{label}: not a usable manifest: nested more than {MAX_MANIFEST_DEPTH} levels deep")
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                raise UsageError(f"{label}: not a usable manifest: a string is not valid Unicode (lone surrogate)") from None
+            return 1
+        if not isinstance(node, (dict, list)):
+            return 1
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        children = list(node.items()) if isinstance(node, dict) else node
+        total = 1
+        for child in children:
+            if isinstance(child, tuple):
+                total += size(child[0], depth + 1) + size(child[1], depth + 1)
+            else:
+                total += size(child, depth + 1)
+            if total > MAX_MANIFEST_NODES:
+                raise UsageError(f"{label}: not a usable manifest: expands to more than {MAX_MANIFEST_NODES} "
+                                 f"values (excessive YAML aliasing)")
+        sizes[id(node)] = total
+        return total
+
+    size(doc, 0)
+
+
 def parse_manifest_text(text: str, label: str) -> list[dict]:
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
         raise UsageError(f"{label}: not YAML or JSON: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise UsageError(f"{label}: not a usable manifest: nested too deeply") from None
+    _check_tree(docs, label)
     return [d for d in docs if isinstance(d, dict)]
 
 
@@ -85,7 +128,8 @@ def stored_attempts(cluster: Cluster) -> list[Target]:
             try:
                 docs = parse_manifest_text(str(doc.get("sourceText") or ""), rel)
             except UsageError as exc:
-                cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", str(exc))])
+                why = str(exc).removeprefix(f"{rel}: ")
+                cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", why)])
                 continue
         try:
             found = attempts_from(docs, rel, answer)

@@ -254,6 +254,8 @@ def parse_json(data: bytes, file: str) -> object:
         raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
     except RecursionError:
         raise BundleError(file, "not JSON: nested too deeply", "$") from None
+    except MemoryError:
+        raise BundleError(file, f"not enough memory to parse its {len(data)} bytes", "$") from None
 
 
 class _Hasher(threading.Thread):

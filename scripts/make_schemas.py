@@ -32,8 +32,9 @@ def arr(item: dict) -> dict:
 # The Kubernetes quantity grammar (apimachinery resource.Quantity):
 # <sign><number><suffix>, suffix binarySI Ki..Ei, decimalSI n u m k M G T P E,
 # or a decimal exponent e/E<int>. Resource amounts are never negative.
-# Exponents are limited to two digits: no real amount needs more, and 1e400 must not pass.
-QUANTITY_RE = r"^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$"
+# Digits and exponents are bounded (30 digits, two-digit exponent): no real amount needs more,
+# and 1e400 or a 5,000-digit number must not pass.
+QUANTITY_RE = r"^\+?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$"
 
 DEFS: dict[str, dict] = {
     "quantity": {

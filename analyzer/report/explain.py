@@ -8,13 +8,18 @@ import orjson
 
 from analyzer import words
 from analyzer.classify import Verdict
+from analyzer.report import printable
 
 MAX_REMOVED = 20
 
 
 def render(v: Verdict, out: TextIO) -> None:
     t = v.target
-    w = out.write
+
+    def w(text: str) -> None:
+        body, newline = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+        out.write(printable(body) + newline)
+
     w(f"{v.key}: {v.word}\n")
     w(f"  next action: {words.next_action(v.word)}\n")
     w(f"  reason:      {v.reason}\n")

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from analyzer import words
 from analyzer.classify import Verdict
+from analyzer.report import printable
 
 REASON_WIDTH = 110
 
@@ -15,12 +16,14 @@ def render(verdicts: list[Verdict], out: TextIO) -> None:
     if not verdicts:
         out.write("No pod is Pending or without a node, and no manifest or owner was refused.\n")
         return
-    key_w = min(60, max(len("TARGET"), *(len(v.key) for v in verdicts)))
+    keys = [printable(v.key) for v in verdicts]
+    key_w = min(60, max(len("TARGET"), *(len(k) for k in keys)))
     word_w = max(len("WORD"), *(len(v.word) for v in verdicts))
     out.write(f"{'TARGET':<{key_w}}  {'WORD':<{word_w}}  REASON\n")
-    for v in verdicts:
-        reason = v.reason if len(v.reason) <= REASON_WIDTH else v.reason[: REASON_WIDTH - 1] + "…"
-        out.write(f"{v.key:<{key_w}}  {v.word:<{word_w}}  {reason}\n")
+    for key, v in zip(keys, verdicts):
+        reason = printable(v.reason)
+        reason = reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 1] + "…"
+        out.write(f"{key:<{key_w}}  {v.word:<{word_w}}  {reason}\n")
     counts = Counter(v.word for v in verdicts)
     out.write("\n")
     for w in words.ALL:

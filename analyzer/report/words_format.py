@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TextIO
 
 from analyzer.classify import Verdict
+from analyzer.report import printable
 
 
 def render(verdicts: list[Verdict], out: TextIO) -> None:
     for v in verdicts:
-        out.write(f"{v.key}\t{v.word}\n")
+        out.write(f"{printable(v.key)}\t{v.word}\n")
