@@ -69,11 +69,7 @@ class Verdict:
             "scheduler_message": None,
         }
         if self.funnel is not None:
-            out["funnel"] = [
-                {"stage": s.name, "nodes_in": s.nodes_in, "nodes_out": s.nodes_out,
-                 "removed": [{"node": n, "reason": r.text} for n, r in s.removed]}
-                for s in self.funnel.stages
-            ]
+            out["funnel"] = self.funnel.as_json()
         if self.scheduler:
             out["scheduler_message"] = self.scheduler.get("message")
             out["scheduler"] = self.scheduler
@@ -81,6 +77,7 @@ class Verdict:
 
 
 _UNSET = object()
+MAX_USED_BY = 20  # pods listed per candidate node in exhausted evidence
 
 
 class _Shape:
@@ -130,14 +127,20 @@ def _fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> tuple[li
             free_sum[r] = free_sum.get(r, 0) + max(free, 0)
             resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, used.get(r, 0)),
                             "free": format_units(r, free), "requested": format_units(r, want)}
+        # The pods holding what is short, largest first; capped per node (the totals above stay exact),
+        # so a pod that is short of memory on 5,000 nodes does not list every pod of the cluster.
+        first = short[0] if short else None
+        holders = [(i, req) for i, req in c.pods_on.get(node.name, ()) if any(req.get(r) for r in short)]
+        holders.sort(key=lambda ir: -(ir[1].get(first, 0) if first else 0))
         used_by = []
-        for i, req in c.pods_on.get(node.name, ()):
+        for i, req in holders[:MAX_USED_BY]:
             item = pods_doc.items[i] if pods_doc else {}
-            shown = {r: format_units(r, req[r]) for r in short if r in req and req[r]}
-            if shown:
-                meta = item["metadata"]
-                used_by.append({"pod": f"{meta['namespace']}/{meta['name']}", "phase": (item.get("status") or {}).get("phase"), "requests": shown})
+            meta = item["metadata"]
+            used_by.append({"pod": f"{meta['namespace']}/{meta['name']}", "phase": (item.get("status") or {}).get("phase"),
+                            "requests": {r: format_units(r, req[r]) for r in short if req.get(r)}})
         row = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
+        if len(holders) > MAX_USED_BY:
+            row["used_by_more"] = len(holders) - MAX_USED_BY
         if node.name in c.unknown_usage:
             row["unknown_usage"] = c.unknown_usage[node.name]
         rows.append(row)

@@ -156,10 +156,25 @@ class FunnelResult:
     stages: list[StageResult]
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
+    _json: list[dict] | None = field(default=None, repr=False, compare=False)
 
     @property
     def fits(self) -> list[NodeView]:
         return self.stages[-1].kept if self.word is None else []
+
+    def as_json(self) -> list[dict]:
+        """Stage by stage; removed nodes grouped by their exact reason (every node named once).
+        Built once per funnel: pods of one shape share it."""
+        if self._json is None:
+            stages = []
+            for st in self.stages:
+                groups: dict[str, list[str]] = {}
+                for node, reason in st.removed:
+                    groups.setdefault(reason.text, []).append(node)
+                stages.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
+                               "removed": [{"reason": text, "nodes": nodes} for text, nodes in groups.items()]})
+            self._json = stages
+        return self._json
 
     def summary(self) -> str:
         return " -> ".join(f"{s.name} {s.nodes_in}→{s.nodes_out}" for s in self.stages)

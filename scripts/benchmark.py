@@ -64,17 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bundle   {args.bundle}  (pods.json {size / 1e6:,.0f} MB)")
     print(f"machine  {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{datetime.now(timezone.utc):%Y-%m-%d}")
-    print(f"runs     {args.runs} per step, median shown\n")
-    results: dict[str, tuple[float, int]] = {}
-    for name, cmd in steps.items():
-        times, peaks = [], []
-        for _ in range(args.runs):
+    print(f"runs     {args.runs} rounds, steps interleaved, median time and largest peak shown\n")
+    # Rounds interleave the steps (floor, validate, analyze, floor, …) so a machine that slows down
+    # or speeds up during the run affects every step alike.
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    peaks: dict[str, list[int]] = {name: [] for name in steps}
+    for _ in range(args.runs):
+        for name, cmd in steps.items():
             t, rss, status = run(cmd)
             if status not in (0, 1, 2):
                 print(f"{name}: exit status {status}", file=sys.stderr)
-            times.append(t)
-            peaks.append(rss)
-        results[name] = (statistics.median(times), max(peaks))
+            times[name].append(t)
+            peaks[name].append(rss)
+    results = {name: (statistics.median(times[name]), max(peaks[name])) for name in steps}
     floor_t, floor_rss = results["floor"]
     print(f"{'step':<10}{'seconds':>9}{'x floor':>9}{'peak RSS':>12}{'x floor':>9}")
     for name, (t, rss) in results.items():

@@ -55,7 +55,7 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
     # the same, as -o json shows it
     stages = v.to_dict()["funnel"]
     assert [s["stage"] for s in stages] == ["selector", "taints", "advertised", "allocatable", "fit"]
-    assert {r["node"] for s in stages for r in s["removed"]} == {n["metadata"]["name"] for n in _mixed_nodes()}
+    assert {n for s in stages for r in s["removed"] for n in r["nodes"]} == {n["metadata"]["name"] for n in _mixed_nodes()}
 
 
 @pytest.mark.parametrize("drop, word, last_stage", [

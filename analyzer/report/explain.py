@@ -42,7 +42,8 @@ def render(v: Verdict, out: TextIO) -> None:
                 w(f"    {r:<22} allocatable {q['allocatable']:>8}  used {q['used']:>8}  free {q['free']:>8}  requested {q['requested']:>6}{mark}\n")
             if row["used_by"]:
                 users = ", ".join(f"{u['pod']} ({u['phase']}) " + " ".join(f"{k}={x}" for k, x in u["requests"].items()) for u in row["used_by"][:10])
-                more = f" … +{len(row['used_by']) - 10} more" if len(row["used_by"]) > 10 else ""
+                hidden = len(row["used_by"]) - 10 + row.get("used_by_more", 0)
+                more = f" … +{hidden} more" if hidden > 0 else ""
                 w(f"    used by: {users}{more}\n")
             if row.get("unknown_usage"):
                 w(f"    usage unknown: {row['unknown_usage']}\n")
