@@ -17,8 +17,8 @@ def render(v: Verdict, out: TextIO) -> None:
     t = v.target
 
     def w(text: str) -> None:
-        body, newline = (text[:-1], "\n") if text.endswith("\n") else (text, "")
-        out.write(printable(body) + newline)
+        # Our own line breaks stay; anything a bundle smuggles into a line is escaped.
+        out.write("\n".join(printable(line) for line in text.split("\n")))
 
     w(f"{v.key}: {v.word}\n")
     w(f"  next action: {words.next_action(v.word)}\n")
@@ -28,7 +28,7 @@ def render(v: Verdict, out: TextIO) -> None:
         first = v.funnel.stages[0]
         w(f"\nNode funnel ({first.nodes_in} node(s); first stage to leave none decides):\n")
         for s in v.funnel.stages:
-            w(f"  {s.name:<12} {s.nodes_in:>5} -> {s.nodes_out:<5}\n")
+            w(f"  {s.name:<12} {s.nodes_in:>5} -> {s.nodes_out}\n")
             for node, reason in s.removed[:MAX_REMOVED]:
                 w(f"      removed {node}: {reason.text}\n")
             if len(s.removed) > MAX_REMOVED:
