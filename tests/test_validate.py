@@ -195,3 +195,11 @@ def test_findings_are_capped_with_total_count(tmp_path):
     r = run_cli("validate", b)
     assert_clean_failure(r, 1, "… 70 more", "120 violation(s)")
     assert len(r.stdout.splitlines()) == 51
+
+
+def test_runs_from_any_directory_with_its_packaged_schemas(tmp_path):
+    """Run outside the checkout: the installed package (non-editable in CI) must find its own schemas."""
+    r = run_cli("validate", LAB, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("analyze", LAB, "-o", "words", cwd=tmp_path)
+    assert "lab/exhausted\texhausted" in r.stdout
