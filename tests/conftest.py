@@ -199,18 +199,18 @@ def gpu_pod(name: str, *, gpus: int | str | None = 1, namespace: str = "lab", no
     s.pop("nodeSelector", None)
     if node_selector:
         s["nodeSelector"] = dict(node_selector)
-    requests: dict = {}
-    limits: dict = {}
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None:
-        requests["memory"] = memory
-    if gpus is not None:
-        requests[resource] = str(gpus)
-        limits[resource] = str(gpus)
-    set_resources(s["containers"][0], requests, limits)
+    set_resources(s["containers"][0], *_amounts(cpu, memory, gpus, resource))
     s.update(spec)
     return pod
+
+
+def _amounts(cpu: str | None, memory: str | None, gpus: int | str | None, resource: str) -> tuple[dict, dict]:
+    """(requests, limits) as a user writes them: cpu/memory requested, the accelerator as request = limit."""
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    limits: dict = {}
+    if gpus is not None:
+        requests[resource] = limits[resource] = str(gpus)
+    return requests, limits
 
 
 def plain_pod(name: str, *, namespace: str = "lab", cpu: str | None = "500m", memory: str | None = "1Gi",
@@ -239,16 +239,7 @@ def bound_pod(name: str, node: str, *, gpus: int | str | None = 1, phase: str = 
     s = pod["spec"]
     s["nodeName"] = node
     s["nodeSelector"] = {"kubernetes.io/hostname": node}
-    requests: dict = {}
-    limits: dict = {}
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None:
-        requests["memory"] = memory
-    if gpus is not None:
-        requests[resource] = str(gpus)
-        limits[resource] = str(gpus)
-    set_resources(s["containers"][0], requests, limits)
+    set_resources(s["containers"][0], *_amounts(cpu, memory, gpus, resource))
     if phase == "Failed":
         pod["status"]["phase"] = "Failed"
         term = pod["status"]["containerStatuses"][0]["state"]["terminated"]
