@@ -34,6 +34,9 @@ DEFAULT_INTENT_WORDS: tuple[str, ...] = (
     "gke-tpu",
 )
 
+# The collector's redaction marker (scripts/collect.py MARKER): a redacted value says nothing.
+REDACTION_MARKER = "REDACTED-BY-GPU-TRIAGE"
+
 # NVIDIA's container runtime reads this variable; these values mean "no GPU".
 NO_GPU_VISIBLE_DEVICES = ("void", "none", "")
 

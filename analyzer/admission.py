@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from analyzer import words
+from analyzer import quantity, words
 from analyzer.model import Cluster, ServerText, exact_hard
 from analyzer.podspec import all_containers, qos_best_effort, quota_usage
 from analyzer.quantity import QuantityError, format_exact
@@ -206,23 +206,39 @@ class AdmissionResult:
     spec: dict | None = None  # the spec as admission leaves it (RuntimeClass overhead and scheduling applied)
 
 
-def apply_runtimeclass(spec: dict, rc: dict | None) -> dict:
-    """The RuntimeClass admission plugin's mutation: overhead.podFixed becomes spec.overhead, and
-    scheduling.nodeSelector / tolerations are merged in. It runs before quota, so quota counts the overhead."""
-    if not rc:
-        return spec
-    overhead = (rc.get("overhead") or {}).get("podFixed")
+def apply_runtimeclass(spec: dict, rc: dict | None) -> tuple[dict, str | None]:
+    """The RuntimeClass admission plugin (plugin/pkg/admission/runtimeclass): (the spec as it leaves the
+    plugin, or the refusal it writes). overhead.podFixed becomes spec.overhead (a different overhead already
+    in the pod is refused), scheduling.nodeSelector is merged (a conflicting value is refused), and
+    scheduling.tolerations are added. It runs before quota, so quota counts the overhead."""
+    rc = rc or {}
+    overhead = (rc.get("overhead") or {}).get("podFixed") or None
     scheduling = rc.get("scheduling") or {}
+    pod_overhead = spec.get("overhead") or None
+    if pod_overhead and not overhead:
+        return spec, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+    if pod_overhead and overhead:
+        mine = {k: quantity.parse(v) for k, v in pod_overhead.items()}
+        theirs = {k: quantity.parse(v) for k, v in overhead.items()}
+        if mine != theirs:
+            return spec, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
     if not overhead and not scheduling:
-        return spec
+        return spec, None
     out = dict(spec)
-    if overhead and not spec.get("overhead"):
+    if overhead:
         out["overhead"] = dict(overhead)
-    if scheduling.get("nodeSelector"):
-        out["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **scheduling["nodeSelector"]}
+    selector = scheduling.get("nodeSelector") or {}
+    if selector:
+        mine_sel = spec.get("nodeSelector") or {}
+        for k, v in selector.items():
+            if k in mine_sel and mine_sel[k] != v:
+                return spec, (f"conflict: runtimeClass.scheduling.nodeSelector[{k}] = {v}; "
+                              f"pod.spec.nodeSelector[{k}] = {mine_sel[k]}")
+        out["nodeSelector"] = {**mine_sel, **selector}
     if scheduling.get("tolerations"):
-        out["tolerations"] = list(spec.get("tolerations") or []) + list(scheduling["tolerations"])
-    return out
+        have = list(spec.get("tolerations") or [])
+        out["tolerations"] = have + [t for t in scheduling["tolerations"] if t not in have]
+    return out, None
 
 
 def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None) -> AdmissionResult:
@@ -247,8 +263,11 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
     else:
         rc_holds = False
 
-    if spec is not None and rc and cluster.runtimeclasses and rc in cluster.runtimeclasses:
-        mutated = apply_runtimeclass(spec, cluster.runtimeclasses[rc])
+    if spec is not None and (not rc or (cluster.runtimeclasses and rc in cluster.runtimeclasses)):
+        mutated, refusal = apply_runtimeclass(spec, (cluster.runtimeclasses or {}).get(rc) if rc else None)
+        if refusal and not (text is not None and text.says == SAYS_ADMITTED):  # the server's "admitted" outranks us
+            ev["runtimeclass_refusal"] = refusal
+            return AdmissionResult(words.UNCLASSIFIED, f"the RuntimeClass admission plugin would refuse it: {refusal}", ev)
         if mutated is not spec:
             ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations") if mutated.get(k) != spec.get(k)}
             spec = mutated

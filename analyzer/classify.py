@@ -48,6 +48,10 @@ class Verdict:
         return self.shape.is_fragmented() if self.shape is not None and self.word == words.EXHAUSTED else None
 
     @property
+    def too_large(self) -> list[str] | None:
+        return self.shape.too_large() if self.shape is not None and self.word == words.EXHAUSTED else None
+
+    @property
     def key(self) -> str:
         return self.target.key
 
@@ -66,6 +70,7 @@ class Verdict:
             "funnel": None,
             "fit": self.fit,
             "fragmented": self.fragmented,
+            "too_large": self.too_large,
             "scheduler_message": None,
         }
         if self.funnel is not None:
@@ -77,6 +82,11 @@ class Verdict:
 
 
 _UNSET = object()
+
+
+class _Unjudgeable(Exception):
+    """A spec that is valid JSON but cannot be judged (the message says why)."""
+
 MAX_USED_BY = 20  # pods listed per candidate node in exhausted evidence
 
 
@@ -90,7 +100,7 @@ class _Shape:
         self.funnel = funnel
         self.rebuilt: object = _UNSET
         self._reason: str | None = None
-        self._fit: tuple[list[dict], bool] | None = None
+        self._fit: tuple[list[dict], bool, list[str]] | None = None
 
     def reason(self) -> str:
         if self._reason is None:
@@ -107,8 +117,14 @@ class _Shape:
         assert self._fit is not None
         return self._fit[1]
 
+    def too_large(self) -> list[str]:
+        """Resources the pod asks more of than any candidate's allocatable: it can never fit there."""
+        self.fit_rows()
+        assert self._fit is not None
+        return self._fit[2]
 
-def _fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict], bool]:
+
+def _fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> tuple[list[dict], bool, list[str]]:
     """For exhausted: each candidate's allocatable, used (and by whom), free, requested; fragmentation."""
     wanted = c.config.resource_order([r for r, v in facts.requests.items() if v > 0] + ["pods"])
     rows = []
@@ -144,12 +160,19 @@ def _fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> tuple[li
         if node.name in c.unknown_usage:
             row["unknown_usage"] = c.unknown_usage[node.name]
         rows.append(row)
+    # Fragmented: enough free units summed over the candidates, and a node big enough to hold it once
+    # freed, but no single node with enough free now. A request above every candidate's allocatable is
+    # not fragmentation: waiting cannot help (too_large).
     fragmented = False
+    too_large = []
     for r in short_everywhere or ():
         want = 1 if r == "pods" else facts.requests.get(r, 0)
-        if free_sum.get(r, 0) >= want:
+        biggest = max((node.allocatable.get(r, 0) for node in funnel.fit_candidates), default=0)
+        if biggest < want:
+            too_large.append(r)
+        elif free_sum.get(r, 0) >= want:
             fragmented = True
-    return rows, fragmented
+    return rows, fragmented, too_large
 
 
 def _funnel_reason(funnel: FunnelResult) -> str:
@@ -186,9 +209,8 @@ class Classifier:
     def classify(self, target: Target) -> Verdict:
         try:
             v = self._decide(target)
-        except (orjson.JSONEncodeError, RecursionError) as exc:
-            # A spec nested absurdly deep (valid JSON in a lenient field): not a pod anyone wrote.
-            return Verdict(target, words.INSUFFICIENT_EVIDENCE, f"{target.source}: the spec is nested too deeply to judge",
+        except _Unjudgeable as exc:
+            return Verdict(target, words.INSUFFICIENT_EVIDENCE, f"{target.source}: {exc}",
                            {"missing": target.source, "invalid": [str(exc)]})
         except QuantityError as exc:
             # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
@@ -209,6 +231,12 @@ class Classifier:
         doc = self.cluster.pods
         if doc is None:
             return None
+        for i, found in doc.invalid.items():
+            item = doc.items[i]
+            meta = item.get("metadata") if isinstance(item, dict) else None
+            if isinstance(meta, dict) and meta.get("namespace") == namespace and meta.get("name") == name:
+                t = Target("Pod", namespace, name, None, True, f"pods.json {doc.item_path(i)}", invalid=list(found))
+                return self.classify(t)
         for i, item in doc.valid_items():
             meta = item["metadata"]
             if meta["namespace"] == namespace and meta["name"] == name:
@@ -311,8 +339,11 @@ class Classifier:
         requests = effective_requests(spec)
         # Only what the funnel reads: pod (anti-)affinity is not modelled and must not split or break the key.
         node_affinity = (spec.get("affinity") or {}).get("nodeAffinity")
-        key = (orjson.dumps([spec.get("nodeSelector"), node_affinity, spec.get("tolerations"), pin],
-                            option=orjson.OPT_SORT_KEYS), tuple(sorted(requests.items())))
+        try:
+            key = (orjson.dumps([spec.get("nodeSelector"), node_affinity, spec.get("tolerations"), pin],
+                                option=orjson.OPT_SORT_KEYS), tuple(sorted(requests.items())))
+        except orjson.JSONEncodeError as exc:  # nesting beyond any real spec, or a value with no JSON form
+            raise _Unjudgeable(f"the spec's selector, affinity or tolerations cannot be read ({exc})") from None
         shape = self._funnels.get(key) if self.cache else None
         if shape is None:
             facts = PodFacts.of(spec, pin)
@@ -357,7 +388,9 @@ class Classifier:
         v.scheduler = sched or None
 
 
-def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True) -> list[Verdict]:  # type: ignore[assignment]
-    """Every target: pods that will not start, then attempts and refused owners."""
+def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True,  # type: ignore[assignment]
+                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
+    """Every target: pods that will not start, then attempts and refused owners (optionally only some namespaces)."""
     clf = Classifier(cluster, cache=cache)
-    return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra)]
+    wanted = set(namespaces)
+    return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra) if not wanted or t.namespace in wanted]

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from analyzer import words
-from analyzer.matching import (BLOCKING_EFFECTS, CORDON_TAINT, UNSCHEDULABLE_TAINT_KEY, Toleration, selector_matches,
-                               tolerated, tolerations_of)
+from analyzer.matching import (CORDON_TAINT, Toleration, is_cordon_taint, selector_matches, tolerated, tolerations_of,
+                               untolerated)
 from analyzer.model import Cluster, NodeView
 from analyzer.podspec import effective_requests, extended_requested, required_terms
 from analyzer.quantity import format_units
@@ -55,20 +55,15 @@ def check_selector(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | 
     return Reason("selector", "labels do not satisfy nodeSelector / required node affinity")
 
 
-def _cordoned(node: NodeView) -> bool:
-    return node.unschedulable or any(t.key == UNSCHEDULABLE_TAINT_KEY and t.effect == "NoSchedule" for t in node.taints)
-
-
 def check_taints(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if pod.pin:
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
-        blocking = [t for t in node.taints if t.effect == "NoExecute" and not tolerated(t, pod.tolerations)]
+        blocking = untolerated(node.taints, pod.tolerations, ("NoExecute",))
         return Reason("taint", "untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
-    cordon = _cordoned(node) and not tolerated(CORDON_TAINT, pod.tolerations)
-    # The node.kubernetes.io/unschedulable taint is part of the cordon, not a separate taint.
-    others = [t for t in node.taints if t.effect in BLOCKING_EFFECTS and t.key != UNSCHEDULABLE_TAINT_KEY
-              and not tolerated(t, pod.tolerations)]
+    blocking = untolerated(node.taints, pod.tolerations)
+    cordon = (node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations)) or any(map(is_cordon_taint, blocking))
+    others = [t for t in blocking if not is_cordon_taint(t)]
     if others:
         text = "untolerated taint " + ", ".join(str(t) for t in others)
         return Reason("taint", text + (" (and cordoned)" if cordon else ""))

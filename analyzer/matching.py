@@ -64,6 +64,18 @@ def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
 CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")
 
 
+def untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...],
+                effects: tuple[str, ...] = BLOCKING_EFFECTS) -> list[Taint]:
+    """The scheduler's TaintToleration filter (and, with effects=("NoExecute",), the kubelet's):
+    the taints with a blocking effect that no toleration tolerates."""
+    return [t for t in taints if t.effect in effects and not tolerated(t, tolerations)]
+
+
+def is_cordon_taint(taint: Taint) -> bool:
+    """The taint the node controller adds to a cordoned node: part of the cordon, not a taint of its own."""
+    return taint.key == UNSCHEDULABLE_TAINT_KEY and taint.effect == "NoSchedule"
+
+
 def _requirement(expr: dict, value: str | None, present: bool) -> bool:
     op = expr.get("operator")
     values = expr.get("values") or []

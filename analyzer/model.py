@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from fractions import Fraction
 
 from analyzer import quantity
@@ -176,15 +177,29 @@ def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]
 _TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
 
 
+def _instant(text: object) -> str:
+    """An RFC 3339 time normalised for ordering (UTC, microseconds); "" (oldest) when it does not parse."""
+    if not isinstance(text, str) or not text:
+        return ""
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def event_time(e: dict) -> str:
     """Events carry eventTime (scheduler) or first/lastTimestamp (controllers); order by whichever exists."""
-    series = e.get("series") or {}
-    if isinstance(series, dict) and series.get("lastObservedTime"):
-        return str(series["lastObservedTime"])
+    series = e.get("series")
+    if isinstance(series, dict) and _instant(series.get("lastObservedTime")):
+        return _instant(series["lastObservedTime"])
     for k in _TIME_KEYS:
-        if e.get(k):
-            return str(e[k])
-    return str((e.get("metadata") or {}).get("creationTimestamp") or "")
+        if _instant(e.get(k)):
+            return _instant(e[k])
+    meta = e.get("metadata")
+    return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
 
 
 def _scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
@@ -210,7 +225,8 @@ def _server_minor(loaded: Loaded) -> int | None:
     if loaded.version:
         text = (loaded.version.get("serverVersion") or {}).get("gitVersion")
     if not text and loaded.bundle.manifest:
-        text = (loaded.bundle.manifest.get("kubectl") or {}).get("serverVersion")
+        kubectl = loaded.bundle.manifest.get("kubectl")
+        text = kubectl.get("serverVersion") if isinstance(kubectl, dict) else None
     m = re.match(r"v?1\.(\d+)", str(text or ""))
     return int(m.group(1)) if m else None
 

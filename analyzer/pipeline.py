@@ -15,7 +15,7 @@ from typing import Iterator
 
 from analyzer.accelerators import AcceleratorConfig
 from analyzer.bundle import Bundle, open_bundle
-from analyzer.classify import Classifier, Verdict
+from analyzer.classify import Verdict, classify_all
 from analyzer.errors import BundleError, UsageError
 from analyzer.model import Cluster, Target, build_cluster
 from analyzer.targets import manifest_attempts, owner_refusals, stored_attempts
@@ -122,12 +122,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Ana
             extra = _merge_attempts(cluster, stored_attempts(cluster), given, notes) + owner_refusals(cluster)
             analysis = Analysis(bundle, loaded, cluster, extra, notes=notes)
             if classify:
-                clf = Classifier(cluster)
-                ns = set(options.namespaces)
-                for t in list(cluster.pod_targets) + extra:
-                    if ns and t.namespace not in ns:
-                        continue
-                    analysis.verdicts.append(clf.classify(t))
+                analysis.verdicts = classify_all(cluster, extra, namespaces=options.namespaces)
     except BaseException:
         bundle.close()
         raise

@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import Callable, TypeVar
 
 from analyzer import quantity
-from analyzer.accelerators import NO_GPU_VISIBLE_DEVICES, AcceleratorConfig, is_extended
+from analyzer.accelerators import NO_GPU_VISIBLE_DEVICES, REDACTION_MARKER, AcceleratorConfig, is_extended
 from analyzer.quantity import QuantityError
 
 T = TypeVar("T", int, Fraction)
@@ -44,8 +44,8 @@ def _add(into: dict, more: dict) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_all: bool,
-               convert: Callable[[str, object], T], pod_level: bool = False) -> dict[str, T]:
+def _aggregate(spec: dict, per_container: Callable[[dict], dict]) -> dict:
+    """Containers' aggregate: max(app + sidecars, each init container + the sidecars started before it)."""
     total: dict = {}
     for c in spec.get("containers") or ():
         _add(total, per_container(c))
@@ -68,13 +68,35 @@ def _effective(spec: dict, per_container: Callable[[dict], dict], overhead_to_al
         for k, v in init_max.items():
             if v > total.get(k, 0):
                 total[k] = v
-    if pod_level and spec.get("resources"):
-        total.update(_pod_level(spec, convert))
-    overhead = spec.get("overhead")
-    if overhead:
-        for name, value in overhead.items():
-            if overhead_to_all or name in total:
-                total[name] = total.get(name, 0) + convert(name, value)
+    return total
+
+
+# Pod-level resources (spec.resources, KEP-2837, on by default since v1.34): where set they replace
+# the containers' aggregate, for these resources only.
+POD_LEVEL_RESOURCES = ("cpu", "memory")
+
+
+def _pod_level_supported(name: str) -> bool:
+    return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
+
+
+def _pod_requests(spec: dict, per_container: Callable[[dict], dict], convert: Callable[[str, object], T]) -> dict[str, T]:
+    """resourcehelper.PodRequests: aggregate, pod-level requests over it, then plus spec.overhead."""
+    total = _aggregate(spec, per_container)
+    res = spec.get("resources")
+    if isinstance(res, dict):
+        requests = res.get("requests") or {}
+        limits = res.get("limits") or {}
+        for name in set(requests) | set(limits):
+            if not _pod_level_supported(name):
+                continue
+            if name in requests:
+                total[name] = convert(name, requests[name])
+            elif name not in total:
+                # Defaulting: a pod-level limit alone becomes the request only when no container states one.
+                total[name] = convert(name, limits[name])
+    for name, value in (spec.get("overhead") or {}).items():
+        total[name] = total.get(name, 0) + convert(name, value)
     return total
 
 
@@ -93,39 +115,27 @@ def _container_nano(container: dict) -> dict[str, int]:
 def effective_requests(spec: dict) -> dict[str, int]:
     """Scheduler units (cpu in millicores, the rest in whole units), rounded up once for the whole pod,
     as Kubernetes sums exact quantities and rounds the total (two containers of 0.0005 cpu ask 1m, not 2m)."""
-    conv = quantity.nano
-    total = _effective(spec, _container_nano, True, conv, pod_level=True)
+    total = _pod_requests(spec, _container_nano, quantity.nano)
     to_units = quantity.nano_to_units
     return {name: to_units(name, value) for name, value in total.items()}
 
 
-# Pod-level resources (spec.resources, PodLevelResources, on by default since v1.34): when set,
-# they replace the containers' aggregate for these resources.
-POD_LEVEL_RESOURCES = ("cpu", "memory")
-
-
-def _pod_level(spec: dict, convert: Callable[[str, object], T]) -> dict[str, T]:
-    res = spec.get("resources")
-    if not isinstance(res, dict):
-        return {}
-    requests = res.get("requests") or {}
-    limits = res.get("limits") or {}
-    out: dict[str, T] = {}
-    for name in set(requests) | set(limits):
-        if name in POD_LEVEL_RESOURCES or name.startswith("hugepages-"):
-            out[name] = convert(name, requests[name] if name in requests else limits[name])
-    return out
-
-
 def exact_requests(spec: dict) -> dict[str, Fraction]:
-    conv = _exact
-    return _effective(spec, lambda c: container_requests(c, conv), True, conv, pod_level=True)
+    return _pod_requests(spec, lambda c: container_requests(c, _exact), _exact)
 
 
 def exact_limits(spec: dict) -> dict[str, Fraction]:
-    """resourcehelper.PodLimits: overhead is added only to resources that have a limit."""
-    conv = _exact
-    return _effective(spec, lambda c: container_limits(c, conv), False, conv)
+    """resourcehelper.PodLimits: aggregate, pod-level limits over it, overhead added only where a limit exists."""
+    total = _aggregate(spec, lambda c: container_limits(c, _exact))
+    res = spec.get("resources")
+    if isinstance(res, dict):
+        for name, value in (res.get("limits") or {}).items():
+            if _pod_level_supported(name):
+                total[name] = _exact(name, value)
+    for name, value in (spec.get("overhead") or {}).items():
+        if name in total:
+            total[name] += _exact(name, value)
+    return total
 
 
 def _exact(_name: str, value: object) -> Fraction:
@@ -166,11 +176,16 @@ def gpu_intent(spec: dict, runtimeclasses: dict[str, dict] | None, config: Accel
         if "nvidia" in rc.lower() or "nvidia" in handler.lower():
             return f"spec.runtimeClassName {rc!r}" + (f" (handler {handler!r})" if handler else "")
     for k, v in (spec.get("nodeSelector") or {}).items():
-        if config.mentions_accelerator(k) or config.mentions_accelerator(str(v)):
+        # A node's name is not a declaration of intent ("gpu-ok" is just a hostname).
+        value = "" if k in NAME_LABELS else str(v)
+        if config.mentions_accelerator(k) or config.mentions_accelerator(value):
             return f"spec.nodeSelector {k}={v}"
     for term in required_terms(spec):
         for expr in (term.get("matchExpressions") or ()):
-            texts = [str(expr.get("key", ""))] + [str(x) for x in expr.get("values") or ()]
+            if expr.get("operator") not in ("In", "Exists", "Gt", "Lt"):
+                continue  # NotIn / DoesNotExist keep a pod *off* accelerator nodes
+            key = str(expr.get("key", ""))
+            texts = [key] + ([] if key in NAME_LABELS else [str(x) for x in expr.get("values") or ()])
             if any(config.mentions_accelerator(t) for t in texts):
                 return f"required node affinity on {expr.get('key')}"
     for t in spec.get("tolerations") or ():
@@ -181,9 +196,12 @@ def gpu_intent(spec: dict, runtimeclasses: dict[str, dict] | None, config: Accel
         for env in c.get("env") or ():
             if env.get("name") == "NVIDIA_VISIBLE_DEVICES":
                 value = env.get("value")
-                if isinstance(value, str) and value.strip().lower() not in NO_GPU_VISIBLE_DEVICES and "REDACTED" not in value:
+                if isinstance(value, str) and value.strip().lower() not in NO_GPU_VISIBLE_DEVICES and value != REDACTION_MARKER:
                     return f"container {c.get('name')!r} sets NVIDIA_VISIBLE_DEVICES={value}"
     return None
+
+
+NAME_LABELS = ("kubernetes.io/hostname",)
 
 
 def required_terms(spec: dict) -> list[dict]:
@@ -231,7 +249,10 @@ def quota_usage(spec: dict) -> dict[str, Fraction]:
         if name in lim:
             usage[f"limits.{name}"] = lim[name]
     for name, value in req.items():
-        if name.startswith("hugepages-") or is_extended(name):
+        if name.startswith("hugepages-"):
+            usage[name] = value  # the pod evaluator charges both hugepages-<size> and requests.hugepages-<size>
+            usage[f"requests.{name}"] = value
+        elif is_extended(name):
             usage[f"requests.{name}"] = value
     return usage
 

@@ -11,10 +11,11 @@ taint: `node(s) had untolerated taint(s)`; before, `untolerated taint {k: v}`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from analyzer.funnel import PodFacts, shortages
-from analyzer.matching import BLOCKING_EFFECTS, CORDON_TAINT, selector_matches, tolerated
+from analyzer.matching import CORDON_TAINT, selector_matches, tolerated, untolerated
 from analyzer.model import Cluster, SchedulerSaid, Target
 
 CONFLATED = ("Insufficient",)
@@ -39,9 +40,10 @@ def _node_reasons(pod: PodFacts, node, cluster: Cluster, new_style: bool) -> lis
         return ["node(s) were unschedulable"]
     if pod.pin and node.name != pod.pin:
         return ["node(s) didn't match the requested node name"]
-    for t in node.taints:
-        if t.effect in BLOCKING_EFFECTS and not tolerated(t, pod.tolerations):
-            return ["node(s) had untolerated taint(s)" if new_style else f"node(s) had untolerated taint {{{t.key}: {t.value}}}"]
+    blocking = untolerated(node.taints, pod.tolerations)
+    if blocking:
+        t = blocking[0]
+        return ["node(s) had untolerated taint(s)" if new_style else f"node(s) had untolerated taint {{{t.key}: {t.value}}}"]
     if not selector_matches(pod.node_selector, pod.terms, node.labels, node.name):
         return ["node(s) didn't match Pod's node affinity/selector"]
     out = []
@@ -73,12 +75,21 @@ def first_sentence(message: str) -> str:
     return head + "." if sep else message
 
 
+_TAINT_NAMED = re.compile(r"untolerated taint \{[^}]*\}")
+
+
+def _normalise(message: str) -> str:
+    """The taint reason's two wordings (with and without the taint) read as one: the change came in a
+    1.34 patch release, so the minor version alone cannot tell which one a server writes."""
+    return _TAINT_NAMED.sub("untolerated taint(s)", first_sentence(message)).rstrip(".")
+
+
 def compare(recorded_message: str, rebuilt: str | None) -> str:
     if not recorded_message:
         return "the scheduler left no message"
     if rebuilt is None:
         return "differs: the bundle shows a node that fits now (the message is stale, or the pod is in back-off)"
-    if first_sentence(recorded_message).rstrip(".") == rebuilt.rstrip("."):
+    if _normalise(recorded_message) == _normalise(rebuilt):
         return "agrees: the bundle shows the same world the scheduler saw"
     return "differs: the cluster changed since the message, or it depends on something the bundle does not show"
 

@@ -19,26 +19,32 @@ WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
 OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
 
 
-def _pod_templates(doc: dict) -> list[tuple[str, dict, dict]]:
-    """(name, metadata, spec) for a Pod, or the pod template of a workload, or each item of a List."""
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _pod_templates(doc: dict) -> list[tuple[str, dict, dict, bool]]:
+    """(name, metadata, pod, is_pod) for a Pod, the pod template of a workload, or each item of a List.
+    Odd shapes give a pod whose spec fails the pod schema: reported, never a crash."""
     kind = doc.get("kind")
     if kind == "List":
         out = []
-        for item in doc.get("items") or ():
+        items = doc.get("items")
+        for item in items if isinstance(items, list) else ():
             if isinstance(item, dict):
                 out += _pod_templates(item)
         return out
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    meta = _dict(doc.get("metadata"))
     if kind == "Pod":
-        return [(str(meta.get("name") or ""), meta, doc)]
+        return [(str(meta.get("name") or ""), meta, doc, True)]
     if kind in WORKLOAD_KINDS:
-        spec = doc.get("spec") or {}
+        spec = _dict(doc.get("spec"))
         if kind == "CronJob":
-            spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
-        template = spec.get("template") or {}
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {**(template.get("metadata") or {}),
+            spec = _dict(_dict(spec.get("jobTemplate")).get("spec"))
+        template = _dict(spec.get("template"))
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {**_dict(template.get("metadata")),
                "name": meta.get("name", ""), "namespace": meta.get("namespace")}, "spec": template.get("spec")}
-        return [(str(meta.get("name") or ""), meta, pod)]
+        return [(str(meta.get("name") or ""), meta, pod, False)]
     return []
 
 
@@ -61,8 +67,16 @@ def _check_tree(doc: object, label: str) -> None:
             except UnicodeEncodeError:
                 raise UsageError(f"{label}: not a usable manifest: a string is not valid Unicode (lone surrogate)") from None
             return 1
-        if not isinstance(node, (dict, list)):
+        if node is None or isinstance(node, (bool, int)):
             return 1
+        if isinstance(node, float):
+            if node != node or node in (float("inf"), float("-inf")):
+                raise UsageError(f"{label}: not a usable manifest: {node!r} is not a JSON number")
+            return 1
+        if not isinstance(node, (dict, list)):
+            raise UsageError(f"{label}: not a usable manifest: a {type(node).__name__} value has no JSON form")
+        if isinstance(node, dict) and not all(isinstance(k, str) for k in node):
+            raise UsageError(f"{label}: not a usable manifest: a mapping key is not a string")
         known = sizes.get(id(node))
         if known is not None:
             return known
@@ -82,9 +96,19 @@ def _check_tree(doc: object, label: str) -> None:
     size(doc, 0)
 
 
+class _Loader(yaml.SafeLoader):
+    """safe_load, but as Kubernetes reads YAML (into JSON): a timestamp stays the string it was written as."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def parse_manifest_text(text: str, label: str) -> list[dict]:
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as exc:
         raise UsageError(f"{label}: not YAML or JSON: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -96,7 +120,7 @@ def parse_manifest_text(text: str, label: str) -> list[dict]:
 def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns: str = "default") -> list[Target]:
     out: list[Target] = []
     for di, doc in enumerate(docs):
-        for name, meta, pod in _pod_templates(doc):
+        for name, meta, pod, is_pod in _pod_templates(doc):
             ns = str(meta.get("namespace") or default_ns)
             pod.setdefault("metadata", {})
             if isinstance(pod["metadata"], dict):
@@ -106,7 +130,10 @@ def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns:
             findings = check_pod_object(pod)
             text: ServerText | None = None
             if answer is not None:
-                text = text_for_pod(str(answer.get("stderr") or ""), int(answer.get("exitStatus") or 0), name)
+                # A dry run of a Deployment admits the Deployment, not its pods: only a Pod's own
+                # success counts as "admitted"; a refusal naming the pod counts either way.
+                status = int(answer.get("exitStatus") or 0) if is_pod else 1
+                text = text_for_pod(str(answer.get("stderr") or ""), status, name)
             t = Target("Attempt", ns, name or "unnamed", pod.get("spec") if not findings else None, False,
                        f"{label}" + (f" {prefix[0]}" if prefix else ""), answer=answer)
             t.server_text = text
@@ -133,8 +160,10 @@ def stored_attempts(cluster: Cluster) -> list[Target]:
                 continue
         try:
             found = attempts_from(docs, rel, answer)
-        except UsageError as exc:
-            cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a Pod or a workload with a pod template", str(exc))])
+        except UsageError:
+            field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
+            kinds = ", ".join(sorted({str(d.get("kind")) for d in docs})) or "nothing"
+            cluster.problems += cluster.loaded.add(rel, [(field, "a Pod or a workload with a pod template", f"kind {kinds}")])
             continue
         for t in found:
             if t.invalid:
@@ -156,11 +185,12 @@ def manifest_attempts(paths: list[Path]) -> list[Target]:
 
 
 def owner_refusals(cluster: Cluster) -> list[Target]:
-    """One target per owner whose latest FailedCreate says the pod was forbidden."""
+    """One target per owner whose latest FailedCreate event says the pod was forbidden
+    (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
     doc = cluster.loaded.documents.get("events")
     if doc is None:
         return []
-    latest: dict[tuple[str, str, str], tuple[str, dict, int]] = {}
+    latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
     counts: dict[tuple[str, str, str], int] = {}
     for _, e in doc.valid_items():
         if e.get("reason") != "FailedCreate":
@@ -169,27 +199,30 @@ def owner_refusals(cluster: Cluster) -> list[Target]:
         kind = io.get("kind")
         if kind not in OWNER_FILES:
             continue
-        if text_from_event(str(e.get("message") or "")) is None:
-            continue
         key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
-        n = e.get("count") if isinstance(e.get("count"), int) else ((e.get("series") or {}).get("count") or 1)
-        counts[key] = counts.get(key, 0) + int(n or 1)
         t = event_time(e)
         if key not in latest or t >= latest[key][0]:
-            latest[key] = (t, e, 0)
+            latest[key] = (t, e)
+        if text_from_event(str(e.get("message") or "")) is not None:
+            n = e.get("count") if isinstance(e.get("count"), int) else (_dict(e.get("series")).get("count") or 1)
+            counts[key] = counts.get(key, 0) + (n if isinstance(n, int) and n > 0 else 1)
+    owners = _owner_index(cluster)
     out: list[Target] = []
     for key in sorted(latest):
         kind, ns, name = key
-        t, event, _ = latest[key]
+        t, event = latest[key]
         message = str(event.get("message") or "")
         text = text_from_event(message)
-        owner_obj = _find_owner(cluster, kind, ns, name)
+        if text is None:
+            continue  # the latest failure is not an admission refusal
+        owner_obj, problem = owners.get(key, (None, None))
         spec = None
-        owner: dict = {"event": message, "event_time": t, "events_counted": counts[key]}
+        owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
         if owner_obj is None:
-            owner["object"] = f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json ({cluster.why_missing(OWNER_FILES[kind])})"
+            owner["object"] = problem or (f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json "
+                                          f"({cluster.why_missing(OWNER_FILES[kind])})")
         else:
-            spec = ((owner_obj.get("spec") or {}).get("template") or {}).get("spec")
+            spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
             desired, existing = _replicas(kind, owner_obj)
             owner.update({"desired": desired, "existing": existing})
             if desired is not None and existing is not None and existing >= desired:
@@ -200,15 +233,21 @@ def owner_refusals(cluster: Cluster) -> list[Target]:
     return out
 
 
-def _find_owner(cluster: Cluster, kind: str, ns: str, name: str) -> dict | None:
-    doc = cluster.loaded.documents.get(OWNER_FILES[kind])
-    if doc is None:
-        return None
-    for _, item in doc.valid_items():
-        meta = item["metadata"]
-        if meta.get("namespace") == ns and meta.get("name") == name:
-            return item
-    return None
+def _owner_index(cluster: Cluster) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
+    """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid."""
+    index: dict[tuple[str, str, str], tuple[dict | None, str | None]] = {}
+    for kind, file in OWNER_FILES.items():
+        doc = cluster.loaded.documents.get(file)
+        if doc is None:
+            continue
+        for i, item in enumerate(doc.items):
+            meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
+            key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if i in doc.invalid:
+                index.setdefault(key, (None, f"{kind} {key[1]}/{key[2]} is invalid: {doc.invalid[i][0] if doc.invalid[i] else doc.item_path(i)}"))
+            else:
+                index[key] = (item, None)
+    return index
 
 
 def _replicas(kind: str, obj: dict) -> tuple[int | None, int | None]:

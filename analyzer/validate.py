@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Protocol
 
@@ -423,9 +424,14 @@ def _check_manifest_paths(loaded: Loaded) -> None:
                 loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a file that exists in the bundle", f"{e['path']!r} is missing")])
 
 
+@lru_cache(maxsize=4)
+def _schema_set(engine: str | None) -> SchemaSet:
+    return SchemaSet(engine)  # compiled once per engine, not once per attempt
+
+
 def check_pod_object(obj: object, prefix: tuple = (), engine: str | None = None) -> list[tuple[str, str, str]]:
     """Findings for one pod object outside a List (an attempt's manifest), same schema as pods.json items."""
-    split = SchemaSet(engine).split("pods")
+    split = _schema_set(engine).split("pods")
     assert split is not None
     item = split[1]
     if item.is_valid(obj):

@@ -172,12 +172,24 @@ DEFS: dict[str, dict] = {
             "topologySpreadConstraints": arr({"type": "object", "properties": {"whenUnsatisfiable": STR}}),
             "resourceClaims": arr({"type": "object"}),
             "hostNetwork": BOOL,
+            "resources": ref("resources"),  # pod-level resources (v1.34+)
         },
     },
     "podCondition": {
         "type": "object",
         "required": ["type", "status"],
         "properties": {"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": NULLSTR},
+    },
+    "containerStatus": {
+        "type": "object",
+        "properties": {
+            "name": STR,
+            "state": {
+                "type": "object",
+                "properties": {k: {"type": "object", "properties": {"reason": STR, "message": STR}}
+                               for k in ("waiting", "running", "terminated")},
+            },
+        },
     },
     "Pod": {
         "type": "object",
@@ -192,6 +204,8 @@ DEFS: dict[str, dict] = {
                     "phase": {"enum": ["Pending", "Running", "Succeeded", "Failed", "Unknown"]},
                     "conditions": arr(ref("podCondition")),
                     "nominatedNodeName": STR,
+                    "containerStatuses": arr(ref("containerStatus")),
+                    "initContainerStatuses": arr(ref("containerStatus")),
                 },
             },
         },
@@ -249,7 +263,13 @@ DEFS: dict[str, dict] = {
     "RuntimeClass": {
         "type": "object",
         "required": ["metadata", "handler"],
-        "properties": {"kind": {"const": "RuntimeClass"}, "metadata": ref("objectMeta"), "handler": STR},
+        "properties": {
+            "kind": {"const": "RuntimeClass"},
+            "metadata": ref("objectMeta"),
+            "handler": STR,
+            "overhead": {"type": ["object", "null"], "properties": {"podFixed": ref("resourceList")}},
+            "scheduling": {"type": ["object", "null"], "properties": {"nodeSelector": STRMAP, "tolerations": arr(ref("toleration"))}},
+        },
     },
     "Event": {
         "type": "object",

@@ -13,7 +13,7 @@ def test_worked_example_in_readme_is_current():
     shown = readme[start: readme.index("```", start)]
     r = run_cli("why", LAB, "lab/exhausted", "--explain")
     assert r.returncode == 0, r.stderr
-    assert shown == r.stdout
+    assert shown == r.stdout, "stale README example: run python scripts/refresh_readme_example.py"
 
 
 def test_readme_word_table_lists_every_word_in_order():

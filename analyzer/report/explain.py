@@ -47,9 +47,11 @@ def render(v: Verdict, out: TextIO) -> None:
                 w(f"    used by: {users}{more}\n")
             if row.get("unknown_usage"):
                 w(f"    usage unknown: {row['unknown_usage']}\n")
+        if v.too_large:
+            w(f"  too large: it asks more {', '.join(v.too_large)} than any candidate can ever offer; waiting will not help\n")
         if v.fragmented:
             w("  fragmented: the free units summed over the candidates would cover the request, but no single node has enough\n")
-        elif v.fragmented is not None:
+        elif v.fragmented is not None and not v.too_large:
             w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
     sched = v.scheduler or {}
     if sched:

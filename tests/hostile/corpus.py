@@ -574,7 +574,7 @@ CASES: list[Case] = [
     case("attempt-object-is-a-secret",
          bundle(attempt(ATTEMPT_41, put("object", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "lab"},
                                                    "stringData": {"password": "hunter2-do-not-print"}}))),
-         status=1, needles=(f'{ATTEMPT_41}: $.object.kind: expected "Pod", found string "Secret"',), words=NO_ATTEMPT_41,
+         status=1, needles=(f'{ATTEMPT_41}: $.object: expected a Pod or a workload with a pod template, found kind Secret',), words=NO_ATTEMPT_41,
          absent=("hunter2",)),
 
     # ---- events, quotas, runtime classes (optional files)
