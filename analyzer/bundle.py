@@ -9,12 +9,12 @@ Symlinks inside a bundle directory that lead outside it are refused too.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
 import tarfile
 import tempfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -85,9 +85,6 @@ class Bundle:
         except BundleError:
             return False
 
-    def list_file(self, kind: str) -> str:
-        return f"{kind}.json"
-
     def read_bytes(self, rel: str) -> bytes:
         """The whole file, bounded by the manifest's size (plus slack) when it gives one."""
         p = self.path(rel)
@@ -136,16 +133,6 @@ class Bundle:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def sha256_file(path: Path) -> tuple[int, str]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):
-            size += len(chunk)
-            h.update(chunk)
-    return size, h.hexdigest()
 
 
 def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPACKED,
@@ -253,16 +240,10 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
                         out.write(chunk)
             except FileExistsError:
                 raise BundleError(label, f"refusing archive: member {m.name!r} appears twice") from None
-            except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
+            except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
                 raise BundleError(label, f"archive is damaged at {m.name!r}: {exc}") from None
     # The bundle may be the archive's top level or its single top-level directory.
     for candidate in (dest, *sorted(p for p in dest.iterdir() if p.is_dir())):
         if (candidate / MANIFEST).exists() or (candidate / "pods.json").exists() or (candidate / "nodes.json").exists():
             return candidate
     raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json)")
-
-
-def zlib_error() -> type[Exception]:
-    import zlib
-
-    return zlib.error

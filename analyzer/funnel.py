@@ -171,8 +171,6 @@ class FunnelResult:
             self._json = stages
         return self._json
 
-    def summary(self) -> str:
-        return " -> ".join(f"{s.name} {s.nodes_in}→{s.nodes_out}" for s in self.stages)
 
 
 def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> FunnelResult:

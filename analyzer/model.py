@@ -110,11 +110,6 @@ class Cluster:
     def why_missing(self, kind: str) -> str:
         return self.loaded.why_missing(kind)
 
-    def pod_label(self, index: int) -> str:
-        doc = self.pods
-        assert doc is not None
-        meta = doc.items[index].get("metadata") or {}
-        return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
 def _units(resources: dict | None) -> dict[str, int]:

@@ -18,8 +18,6 @@ from analyzer.funnel import PodFacts, shortages
 from analyzer.matching import CORDON_TAINT, selector_matches, tolerated, untolerated
 from analyzer.model import Cluster, SchedulerSaid, Target
 
-CONFLATED = ("Insufficient",)
-
 
 def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
     """The pod's PodScheduled=False condition, else its latest FailedScheduling event."""

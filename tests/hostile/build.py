@@ -20,6 +20,7 @@ import shutil
 import tarfile
 from pathlib import Path
 from typing import Any, Callable
+import conftest
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
@@ -35,18 +36,8 @@ FILE_ENTRY = {"pods.json": 0, "nodes.json": 1, "resourcequotas.json": 2, "runtim
 ATTEMPT_41 = "attempts/41-pod-quota-exceeded.json"
 ATTEMPT_42 = "attempts/42-pod-runtimeclass-missing.json"
 
-# `analyze -o words` on the clean lab (README, issue 3).
-LAB_WORDS: dict[str, str] = {
-    "lab/allocatable-zero": "allocatable-zero",
-    "lab/exhausted": "exhausted",
-    "lab/filler-b": "node-side",
-    "lab/no-gpu-node": "no-gpu-node",
-    "lab/no-gpu-request": "no-gpu-request",
-    "lab/selector-mismatch": "selector-mismatch",
-    "lab/taint": "untolerated-taint",
-    "quota-lab/quota-exceeded": "quota-exceeded",
-    "lab/runtimeclass-missing": "no-runtimeclass",
-}
+# `analyze -o words` on the clean lab (README, issue 3): the pods and the two stored attempts.
+LAB_WORDS: dict[str, str] = {**conftest.LAB_WORDS, **conftest.LAB_ATTEMPT_WORDS}
 
 Step = Callable[[Path], Any]
 
