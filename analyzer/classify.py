@@ -231,13 +231,13 @@ class Classifier:
         doc = self.cluster.pods
         if doc is None:
             return None
-        for i, found in doc.invalid.items():
+        for i, found in self.cluster.pod_invalid.items():
             item = doc.items[i]
             meta = item.get("metadata") if isinstance(item, dict) else None
             if isinstance(meta, dict) and meta.get("namespace") == namespace and meta.get("name") == name:
                 t = Target("Pod", namespace, name, None, True, f"pods.json {doc.item_path(i)}", invalid=list(found))
                 return self.classify(t)
-        for i, item in doc.valid_items():
+        for i, item in self.cluster.valid_pods():
             meta = item["metadata"]
             if meta["namespace"] == namespace and meta["name"] == name:
                 status = item.get("status") or {}

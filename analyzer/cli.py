@@ -99,18 +99,20 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
     def run() -> int:
         from analyzer.pipeline import validate_only
 
-        loaded = validate_only(bundle, engine)
+        checked = validate_only(bundle, engine)
         from analyzer.report import printable
 
-        for v in loaded.violations[:MAX_SHOWN]:
+        for v in checked.violations[:MAX_SHOWN]:
             print(printable(str(v)))
-        if loaded.violation_count > MAX_SHOWN:
-            print(f"… {loaded.violation_count - MAX_SHOWN} more")
+        count = checked.violation_count
+        if count > MAX_SHOWN:
+            print(f"… {count - MAX_SHOWN} more")
+        loaded = checked.loaded
         files = len(loaded.documents) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
-        if loaded.violation_count:
-            sys.stderr.write(f"gpu-triage: {loaded.violation_count} violation(s) in {bundle}\n")
+        if count:
+            _say(f"gpu-triage: {count} violation(s) in {bundle}")
             return 1
-        sys.stderr.write(f"gpu-triage: {bundle}: valid ({files} file(s), engine {loaded.engine})\n")
+        _say(f"gpu-triage: {bundle}: valid ({files} file(s), engine {loaded.engine})")
         return 0
     _guard(run)
 

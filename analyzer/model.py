@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from fractions import Fraction
+from typing import Iterator
 
 from analyzer import quantity
 from analyzer.accelerators import AcceleratorConfig, is_extended
@@ -99,9 +100,18 @@ class Cluster:
     quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
     scheduler_events: dict[tuple[str, str], SchedulerSaid]
     server_minor: int | None
-    problems: list[Violation] = field(default_factory=list)
+    findings: "Findings" = field(default_factory=lambda: Findings())
     quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
     node_problems: list["InvalidNode"] = field(default_factory=list)  # nodes left out of the funnel
+    pod_invalid: dict[int, list[Violation]] = field(default_factory=dict)  # pods.json index -> why it is left out
+
+    def valid_pods(self) -> Iterator[tuple[int, dict]]:
+        doc = self.pods
+        if doc is None:
+            return
+        for i, item in enumerate(doc.items):
+            if i not in self.pod_invalid:
+                yield i, item
 
     @property
     def pods(self) -> Document | None:
@@ -138,11 +148,25 @@ def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, st
     return found
 
 
-def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]:
+class Findings:
+    """What the model finds beyond the schemas (duplicates, unusable quantities, attempts that hold no
+    valid pod). Kept here, beside the views, not written back into the validation result: data flows one way."""
+
+    def __init__(self) -> None:
+        self.items: list[Violation] = []
+
+    def add(self, file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
+        out = [Violation(file, p, e, f) for p, e, f in triples]
+        self.items.extend(out)
+        return out
+
+
+def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | None, dict[int, list[Violation]]]:
+    """NodeViews, and every node left out (schema findings merged with the model's own), by index."""
     doc = loaded.documents.get("nodes")
     if doc is None:
-        return None, []
-    problems: list[Violation] = []
+        return None, {}
+    invalid = dict(doc.invalid)
     nodes: list[NodeView] = []
     seen: dict[str, dict] = {}
     for i, item in doc.valid_items():
@@ -150,10 +174,9 @@ def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]
         name = meta["name"]
         path = doc.item_path(i)
         if name in seen:
-            found = loaded.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
-            problems += found
+            found = findings.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
             if item != seen[name]:
-                doc.invalid[i] = found  # a different second copy: the funnel cannot know which one is true
+                invalid[i] = found  # a different second copy: the funnel cannot know which one is true
             continue
         seen[name] = item
         spec = item.get("spec") or {}
@@ -162,11 +185,10 @@ def build_nodes(loaded: Loaded) -> tuple[list[NodeView] | None, list[Violation]]
             node = NodeView(name, i, meta.get("labels") or {}, bool(spec.get("unschedulable")), taints_of(item),
                             _units(status.get("capacity")), _units(status.get("allocatable")))
         except QuantityError as exc:
-            doc.invalid[i] = loaded.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
-            problems += doc.invalid[i]
+            invalid[i] = findings.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
             continue
         nodes.append(node)
-    return nodes, problems
+    return nodes, invalid
 
 
 _TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
@@ -227,7 +249,9 @@ def _server_minor(loaded: Loaded) -> int | None:
 
 
 def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
-    nodes, problems = build_nodes(loaded)
+    findings = Findings()
+    nodes, node_invalid = build_nodes(loaded, findings)
+    pod_invalid: dict[int, list[Violation]] = {}
     usage: dict[str, dict[str, int]] = {}
     pods_on: dict[str, list[tuple[int, dict[str, int]]]] = {}
     unknown: dict[str, str] = {}
@@ -237,7 +261,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
         seen: set[tuple[str, str]] = set()
         seen_uids: set[str] = set()
         items = doc.items
-        invalid = doc.invalid
+        invalid = pod_invalid = dict(doc.invalid)
         for i in range(len(items)):
             item = items[i]
             if i in invalid:
@@ -252,8 +276,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 by_name = (ns, name) in seen
                 what = f"a second pod {ns}/{name}" if by_name else f"a second pod with uid {uid}"
                 where = f"{doc.item_path(i)}.metadata.{'name' if by_name else 'uid'}"
-                invalid[i] = loaded.add(doc.file, [(where, "each pod once", what)])
-                problems += invalid[i]
+                invalid[i] = findings.add(doc.file, [(where, "each pod once", what)])
                 continue
             seen.add((ns, name))
             if uid:
@@ -274,8 +297,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                     (f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
                 requests = None
             if bad:
-                invalid[i] = loaded.add(doc.file, bad)
-                problems += invalid[i]
+                invalid[i] = findings.add(doc.file, bad)
                 _invalid_pod(doc, i, item, invalid[i], unknown, targets)
                 continue
             if requests is not None:
@@ -309,7 +331,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
     node_problems: list[InvalidNode] = []
     if "nodes" in loaded.documents:
         ndoc = loaded.documents["nodes"]
-        for i, found in sorted(ndoc.invalid.items()):
+        for i, found in sorted(node_invalid.items()):
             item = ndoc.items[i]
             meta = item.get("metadata") if isinstance(item, dict) else None
             name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
@@ -318,7 +340,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 labels = None
             node_problems.append(InvalidNode(name, labels, str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
     return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
-                   _scheduler_events(loaded), _server_minor(loaded), problems, quota_problems, node_problems)
+                   _scheduler_events(loaded), _server_minor(loaded), findings, quota_problems, node_problems, pod_invalid)
 
 
 def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],

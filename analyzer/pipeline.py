@@ -69,14 +69,15 @@ class Analysis:
 
     @property
     def problems(self) -> list[str]:
-        """Everything that made the answer partial: unreadable files and invalid items (exit 2)."""
+        """Everything that made the answer partial: unreadable files, schema and model findings (exit 2)."""
         out = [str(e) for e in self.loaded.unreadable]
         out += [str(v) for v in self.loaded.violations]
+        out += [str(v) for v in self.cluster.findings.items]
         return out
 
     @property
     def problem_count(self) -> int:
-        return len(self.loaded.unreadable) + self.loaded.violation_count
+        return len(self.loaded.unreadable) + self.loaded.violation_count + len(self.cluster.findings.items)
 
 
 def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target], notes: list[str]) -> list[Target]:
@@ -95,11 +96,9 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     if not out:
         return out
     existing: set[str] = set()
-    doc = cluster.pods
-    if doc is not None:
-        for _, item in doc.valid_items():
-            meta = item["metadata"]
-            existing.add(f"{meta['namespace']}/{meta['name']}")
+    for _, item in cluster.valid_pods():
+        meta = item["metadata"]
+        existing.add(f"{meta['namespace']}/{meta['name']}")
     kept = []
     for t in out:
         if t.key in existing:
@@ -129,15 +128,32 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Ana
     return analysis
 
 
-def validate_only(path: str | Path, engine: str | None = None) -> Loaded:
+@dataclass
+class Checked:
+    """`validate`'s answer: schema, size and checksum findings, then the model's own."""
+
+    loaded: Loaded
+    findings: list[Violation]
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.loaded.violations + self.findings
+
+    @property
+    def violation_count(self) -> int:
+        return self.loaded.violation_count + len(self.findings)
+
+
+def validate_only(path: str | Path, engine: str | None = None) -> Checked:
     """Schemas, sizes and checksums, plus the findings only the model can make (duplicate pods and
     nodes, fractional extended resources, unusable quantities, attempts that hold no valid pod),
     so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
         loaded = load_documents(bundle, engine=engine, strict=True)
-        stored_attempts(build_cluster(loaded, AcceleratorConfig()))
-        return loaded
+        cluster = build_cluster(loaded, AcceleratorConfig())
+        stored_attempts(cluster)
+        return Checked(loaded, cluster.findings.items)
 
 
 __all__ = ["Analysis", "BundleError", "Options", "UsageError", "Violation", "analyse", "split_key", "validate_only"]

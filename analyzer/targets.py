@@ -156,19 +156,19 @@ def stored_attempts(cluster: Cluster) -> list[Target]:
                 docs = parse_manifest_text(str(doc.get("sourceText") or ""), rel)
             except UsageError as exc:
                 why = str(exc).removeprefix(f"{rel}: ")
-                cluster.problems += cluster.loaded.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", why)])
+                cluster.findings.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", why)])
                 continue
         try:
             found = attempts_from(docs, rel, answer)
         except UsageError:
             field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
             kinds = ", ".join(sorted({str(d.get("kind")) for d in docs})) or "nothing"
-            cluster.problems += cluster.loaded.add(rel, [(field, "a Pod or a workload with a pod template", f"kind {kinds}")])
+            cluster.findings.add(rel, [(field, "a Pod or a workload with a pod template", f"kind {kinds}")])
             continue
         for t in found:
             if t.invalid:
                 field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
-                cluster.problems += cluster.loaded.add(rel, [(f"{field} {v.path}".replace(" $", ""), v.expected, v.found) for v in t.invalid])
+                cluster.findings.add(rel, [(f"{field} {v.path}".replace(" $", ""), v.expected, v.found) for v in t.invalid])
         out += found
     return out
 
