@@ -519,6 +519,10 @@ def sandbox_desc(cpu: str, mem: str, owner: str = "ReplicaSet", **kw) -> dict:
     return desc_base(owner, [c], runtime_class="gvisor", overhead={"cpu": "250m", "memory": "64Mi"}, **kw)
 
 
+# Deployment-owned CPU workloads whose shape depends only on (cpu, memory).
+DEPLOYMENT_DESCS = {"web": web_desc, "api": api_desc, "worker": worker_desc, "static": static_desc, "sandbox": sandbox_desc}
+
+
 def etl_desc(cpu: str, mem: str, *, wait: bool = False, **kw) -> dict:
     c = C("etl", "us-docker.pkg.dev/prod-ml-platform/data/etl:2026.11.5", cpu, mem, lmem=mem,
           cmd=["python", "-m", "etl.run"], args=["--date", "$(RUN_DATE)"], env=env_of("RUN_DATE", "WAREHOUSE_DSN"))
@@ -1480,20 +1484,9 @@ class Generator:
             ns = rng.choice(nss)
             cpu, mem = rng.choice(sizes[kind])
             base = rng.choice(bases)
-            if kind == "web":
-                shape = self.shape(f"web/{cpu}/{mem}", lambda c=cpu, m=mem: web_desc(c, m))
-                wk = "Deployment"
-            elif kind == "api":
-                shape = self.shape(f"api/{cpu}/{mem}", lambda c=cpu, m=mem: api_desc(c, m))
-                wk = "Deployment"
-            elif kind == "worker":
-                shape = self.shape(f"worker/{cpu}/{mem}", lambda c=cpu, m=mem: worker_desc(c, m))
-                wk = "Deployment"
-            elif kind == "static":
-                shape = self.shape(f"static/{cpu}/{mem}", lambda c=cpu, m=mem: static_desc(c, m))
-                wk = "Deployment"
-            elif kind == "sandbox":
-                shape = self.shape(f"sandbox/{cpu}/{mem}", lambda c=cpu, m=mem: sandbox_desc(c, m))
+            if kind in DEPLOYMENT_DESCS:
+                desc = DEPLOYMENT_DESCS[kind]
+                shape = self.shape(f"{kind}/{cpu}/{mem}", lambda d=desc, c=cpu, m=mem: d(c, m))
                 wk = "Deployment"
             elif kind == "db":
                 shape = self.shape(f"db/{base}/{cpu}/{mem}", lambda b=base, c=cpu, m=mem: db_desc(b, c, m))

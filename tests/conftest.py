@@ -382,7 +382,11 @@ def _options(manifests: Iterable[Path | str] = (), gpu_pods: Iterable[str] = (),
 
 def analyse_dir(path: Path | str, **options: Any) -> dict:
     """{key: Verdict} for every target, in the pipeline's order (dicts keep it)."""
-    analysis = analyse(path, _options(**options))
+    return by_key(analyse(path, _options(**options)))
+
+
+def by_key(analysis) -> dict:
+    """{key: Verdict} of an analysis, asserting one verdict per key; closes the bundle."""
     try:
         out: dict = {}
         for v in analysis.verdicts:

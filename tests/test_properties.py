@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from analyzer import words
 from analyzer.pipeline import Options, analyse
+from conftest import by_key, kubectl_list
 
 LAB = Path(__file__).resolve().parent.parent / "dumps" / "lab-seven-states-v1.36"
 _PODS = {p["metadata"]["name"]: p for p in json.loads((LAB / "pods.json").read_text())["items"]}
@@ -207,10 +208,6 @@ def worlds(draw: st.DrawFn, phases: tuple[str, ...] = ("Running", "Pending", "Su
 
 # -- running -------------------------------------------------------------------------------------------
 
-def kubectl_list(items: list[dict]) -> dict:
-    return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-
-
 def verdicts_of(nodes: list[dict], pods: list[dict]) -> dict[str, Any]:
     """{key: Verdict} from the in-process pipeline on a bare bundle written to a fresh temporary directory."""
     with tempfile.TemporaryDirectory(prefix="props-") as d:
@@ -218,15 +215,8 @@ def verdicts_of(nodes: list[dict], pods: list[dict]) -> dict[str, Any]:
         (root / "pods.json").write_text(json.dumps(kubectl_list(pods)))
         (root / "nodes.json").write_text(json.dumps(kubectl_list(nodes)))
         analysis = analyse(root, Options())
-        try:
-            assert analysis.problems == [], analysis.problems  # generated bundles are valid by construction
-            out: dict[str, Any] = {}
-            for v in analysis.verdicts:
-                assert v.key not in out, f"{v.key} answered twice"
-                out[v.key] = v
-            return out
-        finally:
-            analysis.bundle.close()
+        assert analysis.problems == [], analysis.problems  # generated bundles are valid by construction
+        return by_key(analysis)
 
 
 def words_of(verdicts: dict[str, Any]) -> dict[str, str]:
