@@ -21,7 +21,7 @@ from analyzer.quantity import format_units
 
 @dataclass(frozen=True, slots=True)
 class Reason:
-    code: str  # selector | node-name | cordoned | taint | not-advertised | allocatable-zero | insufficient
+    code: str  # selector | node-name | cordon | taint | not-advertised | zero-allocatable | insufficient (not words: words.py names causes)
     text: str
 
 
@@ -68,7 +68,7 @@ def check_taints(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
         text = "untolerated taint " + ", ".join(str(t) for t in others)
         return Reason("taint", text + (" (and cordoned)" if cordon else ""))
     if cordon:
-        return Reason("cordoned", "cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
+        return Reason("cordon", "cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
     return None
 
 
@@ -85,7 +85,7 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0]
     if zero:
-        return Reason("allocatable-zero", ", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
+        return Reason("zero-allocatable", ", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
     return None
 
 
@@ -114,7 +114,7 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
 
 
 def _taint_word(removed: list[Reason]) -> str:
-    return words.CORDONED if all(r.code == "cordoned" for r in removed) else words.UNTOLERATED_TAINT
+    return words.CORDONED if all(r.code == "cordon" for r in removed) else words.UNTOLERATED_TAINT
 
 
 @dataclass(frozen=True)
