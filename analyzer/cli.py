@@ -147,7 +147,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
         resource: Optional[List[str]] = ResourceOpt) -> None:
     """One pod in, one word out."""
     def run() -> int:
-        from analyzer.classify import Classifier
+        from analyzer.rules.classify import Classifier
         from analyzer.pipeline import analyse, split_key
         from analyzer.report import explain as explain_format
 
@@ -176,7 +176,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
 def collect(ctx: typer.Context) -> None:
     """Collect a bundle with kubectl (the same code as scripts/collect.py; `collect --help` for its options)."""
-    from analyzer.collector import run_collector
+    from analyzer.collect_bridge import run_collector
 
     raise typer.Exit(run_collector(list(ctx.args)))
 

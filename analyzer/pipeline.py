@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from analyzer.accelerators import AcceleratorConfig
-from analyzer.bundle import Bundle, open_bundle
-from analyzer.classify import Verdict, classify_all
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.bundle.reading import Bundle, open_bundle
+from analyzer.rules.classify import Verdict, classify_all
 from analyzer.errors import BundleError, UsageError
-from analyzer.model import Cluster, Target, build_cluster
-from analyzer.targets import manifest_attempts, owner_refusals, stored_attempts
-from analyzer.validate import Loaded, Violation, load_documents
+from analyzer.model.build import build_cluster
+from analyzer.model.views import Cluster
+from analyzer.targets.target import Target
+from analyzer.targets.attempts import manifest_attempts, owner_refusals, stored_attempts
+from analyzer.bundle.validation import Loaded, Violation, load_documents
 
 
 @contextmanager

@@ -9,7 +9,11 @@ analyzer loads; re-run this after editing: `python scripts/make_schemas.py`.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from analyzer.bundle.catalog import KINDS  # noqa: E402  (the one list of kinds)
 
 BASE = "https://gpu-triage.invalid/schemas/"
 OUT = Path(__file__).resolve().parent.parent / "schemas"
@@ -323,19 +327,14 @@ DEFS["Job"] = workload("Job", {"parallelism": INTN, "completions": INTN, "suspen
                        {"active": INTN, "succeeded": INTN, "failed": INTN})
 DEFS["DaemonSet"] = workload("DaemonSet", {}, {"desiredNumberScheduled": INTN, "currentNumberScheduled": INTN, "numberReady": INTN})
 
-# file name -> (item kind, List kinds accepted, description)
-LISTS = {
-    "pods": ("Pod", "kubectl get pods -A -o json"),
-    "nodes": ("Node", "kubectl get nodes -o json"),
-    "resourcequotas": ("ResourceQuota", "kubectl get resourcequotas -A -o json"),
-    "runtimeclasses": ("RuntimeClass", "kubectl get runtimeclasses -o json"),
-    "events": ("Event", "kubectl get events -A -o json"),
-    "replicasets": ("ReplicaSet", "kubectl get replicasets -A -o json"),
-    "jobs": ("Job", "kubectl get jobs -A -o json"),
-    "statefulsets": ("StatefulSet", "kubectl get statefulsets -A -o json"),
-    "daemonsets": ("DaemonSet", "kubectl get daemonsets -A -o json"),
-    "namespaces": ("Namespace", "kubectl get namespaces -o json"),
-}
+# Dynamic Resource Allocation (dra.md): v1, v1beta2 and v1beta1 all read; the fields the rules read are typed
+# in dra_defs() below.
+from dra_schemas import dra_defs  # noqa: E402  (a developer script beside this one)
+
+DEFS.update(dra_defs(STR, INT, BOOL, STRMAP, ref, arr))
+
+# The files come from the one kinds catalog; the command is the one the collector runs.
+LISTS = {k.name: (k.item_kind, " ".join(k.command)) for k in KINDS}
 
 
 def list_schema(name: str, kind: str, command: str) -> dict:

@@ -110,7 +110,7 @@ def analyzer(*args: str) -> subprocess.CompletedProcess:
 
 
 def load_script():
-    from analyzer.collector import load_collector
+    from analyzer.collect_bridge import load_collector
 
     return load_collector()
 
@@ -665,7 +665,7 @@ def test_archive_members_are_relative_and_under_the_bundle_name(kube: Kube) -> N
 
 
 def test_gpu_triage_collect_runs_the_same_script(kube: Kube, monkeypatch, capsys) -> None:
-    from analyzer.collector import collector_path, load_collector, run_collector
+    from analyzer.collect_bridge import collector_path, load_collector, run_collector
 
     # A source checkout runs scripts/collect.py itself; a wheel its force-included
     # twin analyzer/_data/collect.py (same bytes).

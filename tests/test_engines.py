@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from analyzer.bundle import open_bundle
-from analyzer.validate import SchemaSet, check_pod_object, load_documents
+from analyzer.bundle.reading import open_bundle
+from analyzer.bundle.validation import SchemaSet, check_pod_object, load_documents
 from helpers import LAB, copy_lab
 
 ENGINES = ("jsonschema-rs", "jsonschema")

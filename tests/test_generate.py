@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.podspec import effective_requests, quota_usage
-from analyzer.quantity import parse, scheduler_units
+from analyzer.model.podspec import effective_requests, quota_usage
+from analyzer.model.quantity import parse, scheduler_units
 
 from helpers import run_cli
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.bundle import open_bundle
+from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
 from hostile.build import (DATA, FILE_ENTRY, LAB, LAB_WORDS, NODE, POD, gzip_bomb_tar, lab, lying_header_tar, member, pod, put,
                            tar_of, tree_digest, words_of)

@@ -172,7 +172,7 @@ def test_a_later_non_admission_failure_ends_the_owner_refusal(tmp_path):
 
 
 def test_unparsable_event_times_sort_oldest(tmp_path):
-    from analyzer.model import event_time
+    from analyzer.model.events import event_time
 
     assert event_time({"series": {"lastObservedTime": "zzz"}, "eventTime": "2026-11-29T17:17:17.1Z"}) == "2026-11-29T17:17:17.100000Z"
     assert event_time({"lastTimestamp": "garbage"}) == ""

@@ -14,12 +14,12 @@ import sys
 import orjson
 import pytest
 
-from analyzer.accelerators import AcceleratorConfig
-from analyzer.bundle import open_bundle
-from analyzer.classify import classify_all
-from analyzer.model import build_cluster
-from analyzer.targets import owner_refusals, stored_attempts
-from analyzer.validate import load_documents
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.bundle.reading import open_bundle
+from analyzer.rules.classify import classify_all
+from analyzer.model.build import build_cluster
+from analyzer.targets.attempts import owner_refusals, stored_attempts
+from analyzer.bundle.validation import load_documents
 from helpers import LAB, REPO
 
 

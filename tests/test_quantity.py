@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from analyzer.quantity import QuantityError, parse, scheduler_units
+from analyzer.model.quantity import QuantityError, parse, scheduler_units
 from conftest import (LAB_WORDS, bound_pod, container, copy_lab, gpu_node, lab_manifest, make_bundle, plain_pod, quota,
                       run_cli, verdict, words_of, write_manifest)
 

@@ -7,7 +7,7 @@ from typing import TextIO
 import orjson
 
 from analyzer import words
-from analyzer.classify import Verdict
+from analyzer.rules.classify import Verdict
 from analyzer.report import printable
 
 MAX_REMOVED = 20

@@ -6,7 +6,7 @@ from typing import TextIO
 
 import orjson
 
-from analyzer.classify import Verdict
+from analyzer.rules.classify import Verdict
 from analyzer.report import printable
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Callable, TypeVar
 
-from analyzer import quantity
-from analyzer.accelerators import NO_GPU_VISIBLE_DEVICES, REDACTION_MARKER, AcceleratorConfig, is_extended
-from analyzer.quantity import QuantityError
+from analyzer.model import quantity
+from analyzer.model.accelerators import NO_GPU_VISIBLE_DEVICES, REDACTION_MARKER, AcceleratorConfig, is_extended
+from analyzer.model.quantity import QuantityError
 
 T = TypeVar("T", int, Fraction)
 

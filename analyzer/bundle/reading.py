@@ -18,20 +18,11 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+import orjson
+
+from analyzer.bundle.catalog import MANIFEST, REQUIRED
 from analyzer.errors import BundleError
 
-# kind -> file name; pods and nodes are required for analysis.
-LIST_FILES: tuple[str, ...] = (
-    "pods", "nodes", "resourcequotas", "runtimeclasses", "events",
-    "replicasets", "jobs", "statefulsets", "daemonsets", "namespaces",
-)
-REQUIRED: tuple[str, ...] = ("pods", "nodes")
-ITEM_KINDS: dict[str, str] = {
-    "pods": "Pod", "nodes": "Node", "resourcequotas": "ResourceQuota", "runtimeclasses": "RuntimeClass",
-    "events": "Event", "replicasets": "ReplicaSet", "jobs": "Job", "statefulsets": "StatefulSet",
-    "daemonsets": "DaemonSet", "namespaces": "Namespace",
-}
-MANIFEST = "manifest.json"
 
 DEFAULT_MAX_UNPACKED = 32 * 2**30  # a 150,000-pod bundle is ~2 GB; 32 GiB is generous and bounded
 DEFAULT_MAX_MEMBERS = 100_000
@@ -55,13 +46,14 @@ class Bundle:
     failed: dict[str, str] = field(default_factory=dict)  # kind -> collector's stderr
 
     # -- files ---------------------------------------------------------------
-    def entry(self, rel: str) -> dict | None:
+    def entry_index(self, rel: str) -> tuple[str, int, dict] | None:
+        """Where the manifest lists this file: (section, index, entry), for findings that name the path."""
         if not self.manifest:
             return None
         for section in ("files", "attempts"):
-            for e in self.manifest.get(section) or ():
+            for i, e in enumerate(self.manifest.get(section) or ()):
                 if isinstance(e, dict) and e.get("path") == rel:
-                    return e
+                    return section, i, e
         return None
 
     def path(self, rel: str) -> Path:
@@ -96,7 +88,8 @@ class Bundle:
             raise BundleError(rel, f"cannot read: {exc.strerror}") from None
         if not stat.S_ISREG(st.st_mode):
             raise BundleError(rel, "not a regular file")
-        entry = self.entry(rel)
+        index = self.entry_index(rel)
+        entry = index[2] if index else None
         limit = None
         if entry and isinstance(entry.get("bytes"), int):
             limit = entry["bytes"] + SIZE_SLACK
@@ -159,6 +152,24 @@ def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPA
     raise BundleError(label, "not a regular file or directory")
 
 
+def parse_json(data: bytes, file: str) -> object:
+    """orjson with a message a person can use; the BOM case is named explicitly."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise BundleError(file, "not JSON: starts with a UTF-8 byte-order mark (BOM); save it without one", "$")
+    # Only a short file can be all whitespace; strip() on a 1.6 GB file would copy it.
+    if not data or (len(data) < 4096 and not data.strip()):
+        raise BundleError(file, "empty file: expected kubectl's JSON output", "$")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
+        raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
+    except RecursionError:
+        raise BundleError(file, "not JSON: nested too deeply", "$") from None
+    except MemoryError:
+        raise BundleError(file, f"not enough memory to parse its {len(data)} bytes", "$") from None
+
+
 def _looks_like_tar(p: Path) -> bool:
     name = p.name.lower()
     if name.endswith((".tar.gz", ".tgz", ".tar")):
@@ -173,8 +184,6 @@ def _looks_like_tar(p: Path) -> bool:
 def _from_directory(root: Path, label: str) -> Bundle:
     bundle = Bundle(root=root, label=label)
     if (root / MANIFEST).exists():
-        from analyzer.validate import parse_json  # one parser, one wording for every file
-
         data = bundle.read_bytes(MANIFEST)
         if len(data) > MAX_MANIFEST_BYTES:
             raise BundleError(MANIFEST, f"is {len(data)} bytes: not a manifest", "$")

@@ -9,117 +9,17 @@ each, and which RuntimeClasses and ResourceQuotas exist.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from fractions import Fraction
-from typing import Iterator
 
-from analyzer import quantity
-from analyzer.accelerators import AcceleratorConfig, is_extended
-from analyzer.matching import Taint, taints_of
-from analyzer.podspec import effective_requests
-from analyzer.quantity import QuantityError
-from analyzer.validate import Document, Loaded, Violation
-
-TERMINATED = ("Succeeded", "Failed")
-
-
-@dataclass(slots=True)
-class NodeView:
-    name: str
-    index: int
-    labels: dict[str, str]
-    unschedulable: bool
-    taints: tuple[Taint, ...]
-    capacity: dict[str, int]
-    allocatable: dict[str, int]
-
-
-@dataclass(frozen=True)
-class InvalidNode:
-    """A node that failed validation: out of the funnel, but a pod it might have served is not guessed at."""
-
-    name: str | None
-    labels: dict[str, str] | None  # None when unreadable: then it might match any selector
-    finding: str
-
-
-@dataclass
-class ServerText:
-    """What the API server said about a pod it refused (or admitted), reduced to the rule it speaks for."""
-
-    says: str  # runtimeclass | quota | other-refusal | admitted
-    text: str  # verbatim
-    detail: dict = field(default_factory=dict)
-
-
-@dataclass
-class Target:
-    """One thing to answer: a pod, an attempt (a manifest judged against the bundle) or a refused owner."""
-
-    kind: str  # "Pod", "Attempt", or the owner's kind ("ReplicaSet", "Job", ...)
-    namespace: str
-    name: str
-    spec: dict | None
-    created: bool
-    source: str  # "pods.json $.items[3]" etc.: where a person finds it
-    phase: str | None = None
-    node_name: str = ""
-    status: dict = field(default_factory=dict)
-    uid: str = ""
-    server_text: ServerText | None = None  # the API server's own answer, when the bundle has it
-    answer: dict | None = None  # an attempt's stored dry-run answer
-    owner: dict | None = None  # desired/existing replicas, events, for controller refusals
-    invalid: list[Violation] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        if self.kind in ("Pod", "Attempt"):
-            return f"{self.namespace}/{self.name}"
-        return f"{self.namespace}/{self.kind.lower()}/{self.name}"
-
-
-@dataclass
-class SchedulerSaid:
-    message: str
-    source: str  # "PodScheduled condition" or "FailedScheduling event at <time>"
-    reason: str = ""
-
-
-@dataclass
-class Cluster:
-    loaded: Loaded
-    config: AcceleratorConfig
-    nodes: list[NodeView] | None
-    nodes_by_name: dict[str, NodeView]
-    usage: dict[str, dict[str, int]]
-    pods_on: dict[str, list[tuple[int, dict[str, int]]]]  # node -> (pods.json index, effective requests)
-    unknown_usage: dict[str, str]
-    pod_targets: list[Target]
-    runtimeclasses: dict[str, dict] | None  # name -> RuntimeClass object; None when not in the bundle
-    quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
-    scheduler_events: dict[tuple[str, str], SchedulerSaid]
-    server_minor: int | None
-    findings: "Findings" = field(default_factory=lambda: Findings())
-    quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
-    node_problems: list["InvalidNode"] = field(default_factory=list)  # nodes left out of the funnel
-    pod_invalid: dict[int, list[Violation]] = field(default_factory=dict)  # pods.json index -> why it is left out
-
-    def valid_pods(self) -> Iterator[tuple[int, dict]]:
-        doc = self.pods
-        if doc is None:
-            return
-        for i, item in enumerate(doc.items):
-            if i not in self.pod_invalid:
-                yield i, item
-
-    @property
-    def pods(self) -> Document | None:
-        return self.loaded.documents.get("pods")
-
-    def why_missing(self, kind: str) -> str:
-        return self.loaded.why_missing(kind)
-
+from analyzer.bundle.validation import Document, Loaded, Violation
+from analyzer.model import quantity
+from analyzer.model.accelerators import AcceleratorConfig, is_extended
+from analyzer.model.events import scheduler_events
+from analyzer.model.matching import taints_of
+from analyzer.model.podspec import effective_requests
+from analyzer.model.quantity import QuantityError
+from analyzer.model.views import TERMINATED, Cluster, Findings, InvalidNode, NodeView
+from analyzer.targets.target import Target
 
 
 def _units(resources: dict | None) -> dict[str, int]:
@@ -146,19 +46,6 @@ def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, st
                             found.append((f"{base}.spec.{section}[{ci}].resources.{kind}[\"{name}\"]",
                                           f"a whole number for extended resource {name}", repr(value)))
     return found
-
-
-class Findings:
-    """What the model finds beyond the schemas (duplicates, unusable quantities, attempts that hold no
-    valid pod). Kept here, beside the views, not written back into the validation result: data flows one way."""
-
-    def __init__(self) -> None:
-        self.items: list[Violation] = []
-
-    def add(self, file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
-        out = [Violation(file, p, e, f) for p, e, f in triples]
-        self.items.extend(out)
-        return out
 
 
 def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | None, dict[int, list[Violation]]]:
@@ -189,52 +76,6 @@ def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | No
             continue
         nodes.append(node)
     return nodes, invalid
-
-
-_TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
-
-
-def _instant(text: object) -> str:
-    """An RFC 3339 time normalised for ordering (UTC, microseconds); "" (oldest) when it does not parse."""
-    if not isinstance(text, str) or not text:
-        return ""
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return ""
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def event_time(e: dict) -> str:
-    """Events carry eventTime (scheduler) or first/lastTimestamp (controllers); order by whichever exists."""
-    series = e.get("series")
-    if isinstance(series, dict) and _instant(series.get("lastObservedTime")):
-        return _instant(series["lastObservedTime"])
-    for k in _TIME_KEYS:
-        if _instant(e.get(k)):
-            return _instant(e[k])
-    meta = e.get("metadata")
-    return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
-
-
-def _scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
-    doc = loaded.documents.get("events")
-    out: dict[tuple[str, str], tuple[str, SchedulerSaid]] = {}
-    if doc is None:
-        return {}
-    for _, e in doc.valid_items():
-        if e.get("reason") != "FailedScheduling":
-            continue
-        io = e.get("involvedObject") or {}
-        if io.get("kind") != "Pod":
-            continue
-        key = (str(io.get("namespace") or ""), str(io.get("name") or ""))
-        t = event_time(e)
-        if key not in out or t >= out[key][0]:
-            out[key] = (t, SchedulerSaid(str(e.get("message") or ""), f"FailedScheduling event at {t or 'unknown time'}", "FailedScheduling"))
-    return {k: v for k, (_, v) in out.items()}
 
 
 def _server_minor(loaded: Loaded) -> int | None:
@@ -340,7 +181,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
                 labels = None
             node_problems.append(InvalidNode(name, labels, str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
     return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
-                   _scheduler_events(loaded), _server_minor(loaded), findings, quota_problems, node_problems, pod_invalid)
+                   scheduler_events(loaded), _server_minor(loaded), findings, quota_problems, node_problems, pod_invalid)
 
 
 def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],

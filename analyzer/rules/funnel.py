@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from analyzer import words
-from analyzer.matching import (CORDON_TAINT, Toleration, is_cordon_taint, selector_matches, tolerated, tolerations_of,
+from analyzer.model.matching import (CORDON_TAINT, Toleration, is_cordon_taint, selector_matches, tolerated, tolerations_of,
                                untolerated)
-from analyzer.model import Cluster, NodeView
-from analyzer.podspec import effective_requests, extended_requested, required_terms
-from analyzer.quantity import format_units
+from analyzer.model.views import Cluster, NodeView
+from analyzer.model.podspec import effective_requests, extended_requested, required_terms
+from analyzer.model.quantity import format_units
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,9 @@ from typing import Callable, Iterable, Iterator, Protocol
 
 import orjson
 
-from analyzer import schemas as schema_files
-from analyzer.bundle import ITEM_KINDS, LIST_FILES, MANIFEST, REQUIRED, Bundle
+from analyzer.bundle import schemas as schema_files
+from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, REQUIRED
+from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
@@ -241,24 +242,6 @@ def _findings(compiled: Compiled, instance: object, prefix: tuple) -> list[tuple
     return sorted(seen)
 
 
-def parse_json(data: bytes, file: str) -> object:
-    """orjson with a message a person can use; the BOM case is named explicitly."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise BundleError(file, "not JSON: starts with a UTF-8 byte-order mark (BOM); save it without one", "$")
-    # Only a short file can be all whitespace; strip() on a 1.6 GB file would copy it.
-    if not data or (len(data) < 4096 and not data.strip()):
-        raise BundleError(file, "empty file: expected kubectl's JSON output", "$")
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
-        raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
-    except RecursionError:
-        raise BundleError(file, "not JSON: nested too deeply", "$") from None
-    except MemoryError:
-        raise BundleError(file, f"not enough memory to parse its {len(data)} bytes", "$") from None
-
-
 class _Hasher(threading.Thread):
     """sha256 of a large buffer on the other core while orjson parses it (hashlib releases the GIL)."""
 
@@ -271,11 +254,10 @@ class _Hasher(threading.Thread):
         self.digest = hashlib.sha256(self.data).hexdigest()
 
 
-def _check_entry(loaded: Loaded, rel: str, data: bytes, digest: str, index: tuple[str, int] | None) -> None:
-    entry = loaded.bundle.entry(rel)
-    if not entry or index is None:
+def _check_entry(loaded: Loaded, rel: str, data: bytes, digest: str, index: tuple[str, int, dict] | None) -> None:
+    if index is None:
         return
-    section, i = index
+    section, i, entry = index
     base = f"$.{section}[{i}]"
     if isinstance(entry.get("bytes"), int) and entry["bytes"] != len(data):
         loaded.add(MANIFEST, [(base + ".bytes", f"{len(data)} (the size of {rel})", str(entry["bytes"]))])
@@ -283,20 +265,10 @@ def _check_entry(loaded: Loaded, rel: str, data: bytes, digest: str, index: tupl
         loaded.add(MANIFEST, [(base + ".sha256", f"{digest} (the sha256 of {rel})", entry["sha256"])])
 
 
-def _entry_index(bundle: Bundle, rel: str) -> tuple[str, int] | None:
-    if not bundle.manifest:
-        return None
-    for section in ("files", "attempts"):
-        for i, e in enumerate(bundle.manifest.get(section) or ()):
-            if isinstance(e, dict) and e.get("path") == rel:
-                return section, i
-    return None
-
-
 def read_checked(loaded: Loaded, rel: str) -> object:
     """Read one file, check it against the manifest's size and sha256, parse it."""
     data = loaded.bundle.read_bytes(rel)
-    index = _entry_index(loaded.bundle, rel)
+    index = loaded.bundle.entry_index(rel)
     hasher = _Hasher(data) if index else None
     if hasher:
         hasher.start()
@@ -314,7 +286,7 @@ def read_checked(loaded: Loaded, rel: str) -> object:
 def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Document:
     file = f"{kind}.json"
     envelope, item_check = schemas.split(kind)  # type: ignore[misc]
-    single_kind = ITEM_KINDS[kind]
+    single_kind = BY_NAME[kind].item_kind
     if isinstance(doc, dict) and doc.get("kind") == single_kind and "items" not in doc:
         document = Document(kind, file, [doc], single=True)
     else:
@@ -331,8 +303,7 @@ def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Do
     return document
 
 
-def load_documents(bundle: Bundle, *, kinds: Iterable[str] = LIST_FILES, engine: str | None = None,
-                   strict: bool = False) -> Loaded:
+def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False) -> Loaded:
     """Read, check and validate every file of the bundle that the analyzer uses.
 
     strict=True (validate): an unreadable file of any kind raises BundleError
@@ -347,7 +318,7 @@ def load_documents(bundle: Bundle, *, kinds: Iterable[str] = LIST_FILES, engine:
         if not man.is_valid(bundle.manifest):
             loaded.add(MANIFEST, _findings(man, bundle.manifest, ()))
         _check_manifest_paths(loaded)
-    for kind in kinds:
+    for kind in NAMES:
         rel = f"{kind}.json"
         try:
             present = bundle.path(rel).is_file()  # refuses a link that leaves the bundle

@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from analyzer import scheduler_message, words
-from analyzer.admission import judge_admission
-from analyzer.funnel import FunnelResult, PodFacts, run_funnel, shortages
-from analyzer.matching import selector_matches
-from analyzer.model import TERMINATED, Cluster, Target
-from analyzer.podspec import accelerator_requests, effective_requests, gpu_intent, unmodelled
-from analyzer.quantity import QuantityError, format_units
+from analyzer import words
+from analyzer.evidence import scheduler_message
+from analyzer.rules.admission import judge_admission
+from analyzer.rules.funnel import FunnelResult, PodFacts, run_funnel, shortages
+from analyzer.model.matching import selector_matches
+from analyzer.model.views import TERMINATED, Cluster
+from analyzer.targets.target import Target
+from analyzer.model.podspec import accelerator_requests, effective_requests, gpu_intent, unmodelled
+from analyzer.model.quantity import QuantityError, format_units
 
 
 @dataclass

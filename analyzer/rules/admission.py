@@ -21,10 +21,13 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from analyzer import quantity, words
-from analyzer.model import Cluster, ServerText, exact_hard
-from analyzer.podspec import all_containers, qos_best_effort, quota_usage
-from analyzer.quantity import QuantityError, format_exact
+from analyzer import words
+from analyzer.model import quantity
+from analyzer.model.build import exact_hard
+from analyzer.model.views import Cluster
+from analyzer.targets.target import ServerText
+from analyzer.model.podspec import all_containers, qos_best_effort, quota_usage
+from analyzer.model.quantity import QuantityError, format_exact
 
 _FORBIDDEN = re.compile(r'pods "(?P<name>[^"]*)" is forbidden: (?P<why>.*)')
 _QUOTA_PARTS = ("exceeded quota: ", ", requested: ", ", used: ", ", limited: ")
@@ -191,7 +194,7 @@ def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[Quota
 
 
 def _parse(value: object) -> Fraction:
-    from analyzer.quantity import parse
+    from analyzer.model.quantity import parse
 
     return parse(value)
 

@@ -19,10 +19,10 @@ DEFS_FILE = "k8s-defs.schema.json"
 
 
 def schema_dir() -> Path:
-    packaged = Path(__file__).resolve().parent / "_data" / "schemas"
+    packaged = Path(__file__).resolve().parent.parent / "_data" / "schemas"
     if packaged.is_dir():
         return packaged
-    source = Path(__file__).resolve().parent.parent / "schemas"
+    source = Path(__file__).resolve().parent.parent.parent / "schemas"
     if source.is_dir():
         return source
     raise RuntimeError("gpu-triage is installed without its schemas/ directory")

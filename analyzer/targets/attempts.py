@@ -10,10 +10,12 @@ from pathlib import Path
 
 import yaml
 
-from analyzer.admission import text_for_pod, text_from_event
+from analyzer.rules.admission import text_for_pod, text_from_event
 from analyzer.errors import UsageError
-from analyzer.model import Cluster, ServerText, Target, event_time
-from analyzer.validate import Violation, check_pod_object
+from analyzer.model.events import event_time
+from analyzer.model.views import Cluster
+from analyzer.targets.target import ServerText, Target
+from analyzer.bundle.validation import Violation, check_pod_object
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
 OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}

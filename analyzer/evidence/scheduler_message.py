@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from analyzer.funnel import PodFacts, shortages
-from analyzer.matching import CORDON_TAINT, selector_matches, tolerated, untolerated
-from analyzer.model import Cluster, SchedulerSaid, Target
+from analyzer.rules.funnel import PodFacts, shortages
+from analyzer.model.matching import CORDON_TAINT, selector_matches, tolerated, untolerated
+from analyzer.model.views import Cluster, SchedulerSaid
+from analyzer.targets.target import Target
 
 
 def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:

@@ -1,0 +1,1 @@
+"""Step 1 of the pipeline: the kinds catalog, opening a bundle safely, validating what it holds."""

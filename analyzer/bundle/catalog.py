@@ -1,0 +1,65 @@
+"""The kinds catalog: every file of a bundle the analyzer reads, in one table.
+
+Everything that needs the list of kinds reads it from here: the loader, the
+schema maker, the sealer, the bundle generator and the tests. The collector
+(scripts/collect.py) keeps its own copy because it must stay one stdlib-only
+file a customer can copy; tests/test_catalog.py pins that copy to this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kind:
+    file: str  # "<name>.json" in the bundle; also the schema's name (schemas/<name>.schema.json)
+    resource: str  # what the collector asks kubectl for (qualified where a CRD of the same name could shadow it)
+    group: str  # API group ("" for the core group)
+    item_kind: str  # the kind of one item ("Pod")
+    namespaced: bool
+    required: bool = False  # a bundle without it cannot be analysed
+
+    @property
+    def name(self) -> str:
+        return self.file.removesuffix(".json")
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The kubectl command that makes the file (as the collector runs it, without context flags)."""
+        return ("kubectl", "get", self.resource, *(("-A",) if self.namespaced else ()), "-o", "json")
+
+
+DRA_GROUP = "resource.k8s.io"
+
+KINDS: tuple[Kind, ...] = (
+    Kind(file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True),
+    Kind(file="nodes.json", resource="nodes", group="", item_kind="Node", namespaced=False, required=True),
+    Kind(file="resourcequotas.json", resource="resourcequotas", group="", item_kind="ResourceQuota", namespaced=True),
+    Kind(file="runtimeclasses.json", resource="runtimeclasses", group="node.k8s.io", item_kind="RuntimeClass",
+         namespaced=False),
+    Kind(file="events.json", resource="events", group="", item_kind="Event", namespaced=True),
+    Kind(file="replicasets.json", resource="replicasets", group="apps", item_kind="ReplicaSet", namespaced=True),
+    Kind(file="jobs.json", resource="jobs", group="batch", item_kind="Job", namespaced=True),
+    Kind(file="statefulsets.json", resource="statefulsets", group="apps", item_kind="StatefulSet", namespaced=True),
+    Kind(file="daemonsets.json", resource="daemonsets", group="apps", item_kind="DaemonSet", namespaced=True),
+    Kind(file="namespaces.json", resource="namespaces", group="", item_kind="Namespace", namespaced=False),
+    # Dynamic Resource Allocation (dra.md): v1, v1beta2 or v1beta1, whatever the server serves.
+    Kind(file="resourceclaims.json", resource="resourceclaims.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceClaim",
+         namespaced=True),
+    Kind(file="resourceclaimtemplates.json", resource="resourceclaimtemplates.resource.k8s.io", group=DRA_GROUP,
+         item_kind="ResourceClaimTemplate", namespaced=True),
+    Kind(file="resourceslices.json", resource="resourceslices.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceSlice",
+         namespaced=False),
+    Kind(file="deviceclasses.json", resource="deviceclasses.resource.k8s.io", group=DRA_GROUP, item_kind="DeviceClass",
+         namespaced=False),
+)
+
+BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
+NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
+REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
+DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
+
+MANIFEST = "manifest.json"
+VERSION = "version.json"
+VERSION_COMMAND: tuple[str, ...] = ("kubectl", "version", "-o", "json")

@@ -1,0 +1,2 @@
+"""Step 2: validated items -> slim views and indexes, built once, never changed after; Kubernetes' own rules
+(quantities, requests, selectors, taints) that the views are computed with."""

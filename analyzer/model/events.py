@@ -1,0 +1,56 @@
+"""Event times and the scheduler's FailedScheduling messages, from events.json."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from analyzer.bundle.validation import Loaded
+from analyzer.model.views import SchedulerSaid
+
+
+_TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
+
+
+def _instant(text: object) -> str:
+    """An RFC 3339 time normalised for ordering (UTC, microseconds); "" (oldest) when it does not parse."""
+    if not isinstance(text, str) or not text:
+        return ""
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def event_time(e: dict) -> str:
+    """Events carry eventTime (scheduler) or first/lastTimestamp (controllers); order by whichever exists."""
+    series = e.get("series")
+    if isinstance(series, dict) and _instant(series.get("lastObservedTime")):
+        return _instant(series["lastObservedTime"])
+    for k in _TIME_KEYS:
+        if _instant(e.get(k)):
+            return _instant(e[k])
+    meta = e.get("metadata")
+    return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
+
+
+def scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
+    doc = loaded.documents.get("events")
+    out: dict[tuple[str, str], tuple[str, SchedulerSaid]] = {}
+    if doc is None:
+        return {}
+    for _, e in doc.valid_items():
+        if e.get("reason") != "FailedScheduling":
+            continue
+        io = e.get("involvedObject") or {}
+        if io.get("kind") != "Pod":
+            continue
+        key = (str(io.get("namespace") or ""), str(io.get("name") or ""))
+        t = event_time(e)
+        if key not in out or t >= out[key][0]:
+            out[key] = (t, SchedulerSaid(str(e.get("message") or ""), f"FailedScheduling event at {t or 'unknown time'}", "FailedScheduling"))
+    return {k: v for k, (_, v) in out.items()}
+
+

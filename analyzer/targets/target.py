@@ -1,0 +1,44 @@
+"""One thing to answer: a pod, an attempt (a manifest judged against the bundle) or a refused owner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analyzer.bundle.validation import Violation
+
+
+@dataclass
+class ServerText:
+    """What the API server said about a pod it refused (or admitted), reduced to the rule it speaks for."""
+
+    says: str  # runtimeclass | quota | other-refusal | admitted
+    text: str  # verbatim
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class Target:
+    """One thing to answer: a pod, an attempt (a manifest judged against the bundle) or a refused owner."""
+
+    kind: str  # "Pod", "Attempt", or the owner's kind ("ReplicaSet", "Job", ...)
+    namespace: str
+    name: str
+    spec: dict | None
+    created: bool
+    source: str  # "pods.json $.items[3]" etc.: where a person finds it
+    phase: str | None = None
+    node_name: str = ""
+    status: dict = field(default_factory=dict)
+    uid: str = ""
+    server_text: ServerText | None = None  # the API server's own answer, when the bundle has it
+    answer: dict | None = None  # an attempt's stored dry-run answer
+    owner: dict | None = None  # desired/existing replicas, events, for controller refusals
+    invalid: list[Violation] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        if self.kind in ("Pod", "Attempt"):
+            return f"{self.namespace}/{self.name}"
+        return f"{self.namespace}/{self.kind.lower()}/{self.name}"
+
+
