@@ -89,7 +89,8 @@ ResourceOpt = typer.Option(None, "--resource", help="Another accelerator resourc
 def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped-def]
     from analyzer.pipeline import Options
 
-    return Options(tuple(namespace or ()), tuple(manifest or ()), tuple(gpu_pod or ()), tuple(resource or ()))
+    return Options(namespaces=tuple(namespace or ()), manifests=tuple(manifest or ()), gpu_pods=tuple(gpu_pod or ()),
+                   resources=tuple(resource or ()))
 
 
 @app.command()
@@ -147,20 +148,20 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
         resource: Optional[List[str]] = ResourceOpt) -> None:
     """One pod in, one word out."""
     def run() -> int:
-        from analyzer.rules.classify import Classifier
+        from analyzer.classify import Classifier
         from analyzer.pipeline import analyse, split_key
         from analyzer.report import explain as explain_format
 
-        analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False)
+        keep = split_key(pod) if pod.count("/") == 1 else None
+        analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep)
         with analysis.bundle:
             clf = Classifier(analysis.cluster)
             verdict = None
             for t in analysis.extra:
                 if t.key == pod:
                     verdict = clf.classify(t)
-            if verdict is None and pod.count("/") == 1:
-                ns, name = split_key(pod)
-                verdict = clf.ask(ns, name)
+            if verdict is None and keep is not None:
+                verdict = clf.ask(*keep)
             if verdict is None:
                 raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
             if explain:

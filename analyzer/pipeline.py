@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.bundle.reading import Bundle, open_bundle
-from analyzer.rules.classify import Verdict, classify_all
+from analyzer.bundle.validation import Loaded, Violation, load_documents
+from analyzer.classify import classify_all
 from analyzer.errors import BundleError, UsageError
+from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.build import build_cluster
 from analyzer.model.views import Cluster
+from analyzer.targets.attempts import manifest_attempts, stored_attempts
+from analyzer.targets.owners import owner_refusals
 from analyzer.targets.target import Target
-from analyzer.targets.attempts import manifest_attempts, owner_refusals, stored_attempts
-from analyzer.bundle.validation import Loaded, Violation, load_documents
+from analyzer.verdict import Verdict
 
 
 @contextmanager
@@ -38,13 +40,12 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Options:
     namespaces: tuple[str, ...] = ()
     manifests: tuple[Path, ...] = ()
     gpu_pods: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
-    engine: str | None = None
 
     def config(self) -> AcceleratorConfig:
         pods = []
@@ -60,12 +61,13 @@ def split_key(text: str) -> tuple[str, str]:
     return ns, name
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Analysis:
     bundle: Bundle
     loaded: Loaded
     cluster: Cluster
-    extra: list[Target]
+    extra: list[Target]  # attempts and refused owners
+    findings: list[Violation]  # the model's and the attempts' own findings, beside the schema findings
     verdicts: list[Verdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the person, on stderr; never change an answer
 
@@ -74,12 +76,12 @@ class Analysis:
         """Everything that made the answer partial: unreadable files, schema and model findings (exit 2)."""
         out = [str(e) for e in self.loaded.unreadable]
         out += [str(v) for v in self.loaded.violations]
-        out += [str(v) for v in self.cluster.findings.items]
+        out += [str(v) for v in self.findings]
         return out
 
     @property
     def problem_count(self) -> int:
-        return len(self.loaded.unreadable) + self.loaded.violation_count + len(self.cluster.findings.items)
+        return len(self.loaded.unreadable) + self.loaded.violation_count + len(self.findings)
 
 
 def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target], notes: list[str]) -> list[Target]:
@@ -95,33 +97,30 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
         if old is not None:
             out.remove(old)
         out.append(t)
-    if not out:
-        return out
-    existing: set[str] = set()
-    for _, item in cluster.valid_pods():
-        meta = item["metadata"]
-        existing.add(f"{meta['namespace']}/{meta['name']}")
     kept = []
     for t in out:
-        if t.key in existing:
+        if t.key in cluster.pod_keys:
             notes.append(f"{t.source}: pod {t.key} already exists in pods.json; the existing pod is answered, not the manifest")
         else:
             kept.append(t)
     return kept
 
 
-def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Analysis:
-    """Open, validate and classify. Raises BundleError (exit 2) when nothing can be answered."""
+def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None) -> Analysis:
+    """Open, validate and classify. Raises BundleError (exit 2) when nothing can be answered.
+    `keep`: a pod asked about by name (`why`), kept whole even if it is not a target."""
     config = options.config()
     given = manifest_attempts(list(options.manifests))
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            loaded = load_documents(bundle, engine=options.engine)
-            cluster = build_cluster(loaded, config)
+            loaded = load_documents(bundle)
+            cluster = build_cluster(loaded, config, keep=keep)
+            stored = stored_attempts(loaded)
             notes: list[str] = []
-            extra = _merge_attempts(cluster, stored_attempts(cluster), given, notes) + owner_refusals(cluster)
-            analysis = Analysis(bundle, loaded, cluster, extra, notes=notes)
+            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_refusals(loaded)
+            analysis = Analysis(bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
+                                findings=cluster.findings.items + stored.findings, notes=notes)
             if classify:
                 analysis.verdicts = classify_all(cluster, extra, namespaces=options.namespaces)
     except BaseException:
@@ -130,7 +129,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True) -> Ana
     return analysis
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Checked:
     """`validate`'s answer: schema, size and checksum findings, then the model's own."""
 
@@ -154,8 +153,7 @@ def validate_only(path: str | Path, engine: str | None = None) -> Checked:
     with bundle, gc_paused():
         loaded = load_documents(bundle, engine=engine, strict=True)
         cluster = build_cluster(loaded, AcceleratorConfig())
-        stored_attempts(cluster)
-        return Checked(loaded, cluster.findings.items)
+        return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 
 
 __all__ = ["Analysis", "BundleError", "Options", "UsageError", "Violation", "analyse", "split_key", "validate_only"]

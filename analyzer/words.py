@@ -27,32 +27,52 @@ RUNNING = "running"
 INSUFFICIENT_EVIDENCE = "insufficient-evidence"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Word:
     word: str
+    row: int | None  # the row of causes.md (version 2); None for the two answers outside the order
     holds_when: str
     next_action: str
 
 
+# The README's word table is generated from these (scripts/refresh_readme.py; tests/test_readme.py checks it).
 ORDER: tuple[Word, ...] = (
-    Word(NO_RUNTIMECLASS, "never created: spec.runtimeClassName names no RuntimeClass", "create the RuntimeClass or fix the name"),
-    Word(QUOTA_EXCEEDED, "never created: a ResourceQuota in the namespace would be exceeded", "raise the quota or free usage in that namespace"),
-    Word(NO_GPU_REQUEST, "GPU intent, but no container asks for an accelerator resource", "add the accelerator limit to the container"),
-    Word(SCHEDULING_GATED, "spec.schedulingGates is non-empty", "look at the controller that owns the gate (e.g. a queueing system)"),
-    Word(NODE_SIDE, "spec.nodeName is set and the pod is still Pending", "look at the node and its runtime"),
-    Word(SELECTOR_MISMATCH, "no node satisfies nodeSelector and required node affinity", "fix the selector/affinity or the node labels"),
-    Word(CORDONED, "every remaining candidate is excluded only because it is cordoned", "uncordon, or wait for the maintenance"),
-    Word(UNTOLERATED_TAINT, "every remaining candidate has a NoSchedule/NoExecute taint the pod does not tolerate", "add the toleration, or fix the taint"),
-    Word(NO_GPU_NODE, "no remaining candidate has the requested extended resource in status.capacity", "restore the device plugin"),
-    Word(ALLOCATABLE_ZERO, "the candidates that report it all have allocatable 0 (capacity > 0)", "repair the node (driver, validation)"),
-    Word(EXHAUSTED, "on every remaining candidate, allocatable minus what non-terminated pods request is short", "wait for free slots, or add capacity"),
-    Word(UNCLASSIFIED, "nothing above holds and the pod depends on something not modelled", "read the scheduler's own message (quoted in the evidence)"),
-    Word(FITS_NOW, "nothing above holds: by this bundle some node can take the pod now", "wait for the retry; compare the scheduler's message with the evidence"),
+    Word(word=NO_RUNTIMECLASS, row=1, holds_when="(never created) `spec.runtimeClassName` names no RuntimeClass",
+         next_action="create the RuntimeClass or fix the name"),
+    Word(word=QUOTA_EXCEEDED, row=2, holds_when="(never created) a ResourceQuota in the namespace would be exceeded",
+         next_action="raise the quota or free usage in that namespace"),
+    Word(word=NO_GPU_REQUEST, row=3,
+         holds_when="GPU intent, but no container asks for an accelerator and the pod has no resource claim",
+         next_action="add the accelerator limit (or a resource claim)"),
+    Word(word=SCHEDULING_GATED, row=4, holds_when="`spec.schedulingGates` is non-empty",
+         next_action="look at the controller that owns the gate (e.g. a queueing system)"),
+    Word(word=NODE_SIDE, row=5, holds_when="`spec.nodeName` is set and the pod is still `Pending`",
+         next_action="look at the node and its runtime"),
+    Word(word=SELECTOR_MISMATCH, row=8, holds_when="no node satisfies nodeSelector together with required node affinity",
+         next_action="fix the selector/affinity or the node labels"),
+    Word(word=NO_GPU_NODE, row=9, holds_when="no candidate advertises the requested extended resource at all",
+         next_action="restore what advertises the devices: the device plugin, or the DRA driver"),
+    Word(word=CORDONED, row=11, holds_when="every remaining candidate is excluded only because it is cordoned",
+         next_action="uncordon, or wait for the maintenance"),
+    Word(word=UNTOLERATED_TAINT, row=12,
+         holds_when="every remaining candidate has a NoSchedule/NoExecute taint (or cordon) the pod does not tolerate",
+         next_action="add the toleration, or fix the taint"),
+    Word(word=ALLOCATABLE_ZERO, row=13, holds_when="the candidates that report the resource all have allocatable 0 (capacity > 0)",
+         next_action="repair the node (driver, validation)"),
+    Word(word=EXHAUSTED, row=14,
+         holds_when="on every remaining candidate something is short once non-terminated pods are counted (too-large: even empty)",
+         next_action="wait for free slots, or add capacity"),
+    Word(word=UNCLASSIFIED, row=15, holds_when="nothing above holds and the pod depends on something not modelled",
+         next_action="read the scheduler's own message (quoted in the evidence)"),
+    Word(word=FITS_NOW, row=16, holds_when="nothing above holds: by this bundle some node can take the pod now",
+         next_action="wait for the retry; compare the scheduler's message with the evidence"),
 )
 
 EXTRA: tuple[Word, ...] = (
-    Word(RUNNING, "asked by name: the pod is bound and past Pending", "nothing to fix at scheduling; look inside the pod"),
-    Word(INSUFFICIENT_EVIDENCE, "a rule needs a file the bundle lacks (or that is invalid)", "collect the named file and run again"),
+    Word(word=RUNNING, row=None, holds_when="(asked by name) the pod is bound and past Pending",
+         next_action="nothing to fix at scheduling; look inside the pod"),
+    Word(word=INSUFFICIENT_EVIDENCE, row=None, holds_when="a rule needs a file the bundle lacks or that is invalid (named)",
+         next_action="collect the named file and run again"),
 )
 
 ALL: tuple[Word, ...] = ORDER + EXTRA
@@ -62,3 +82,11 @@ VOCABULARY: tuple[str, ...] = tuple(w.word for w in ALL)
 
 def next_action(word: str) -> str:
     return BY_WORD[word].next_action
+
+
+def readme_table() -> str:
+    """The README's word table, from the definitions above."""
+    lines = ["| # | word | holds when | next action |", "|---|---|---|---|"]
+    for w in ALL:
+        lines.append(f"| {w.row if w.row is not None else '–'} | `{w.word}` | {w.holds_when} | {w.next_action} |")
+    return "\n".join(lines) + "\n"

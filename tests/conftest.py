@@ -38,8 +38,8 @@ import yaml
 
 from analyzer.pipeline import Options, analyse
 
-REPO = Path(__file__).resolve().parents[1]
-LAB = REPO / "dumps" / "lab-seven-states-v1.36"
+from helpers import LAB, REPO  # noqa: E402  (one definition of the paths)
+from helpers import run_cli as _run_cli  # noqa: E402
 LAB_MANIFESTS = LAB / "manifests"  # the lab's own pod manifests (41, 42 are the attempts)
 SCHEMAS = REPO / "schemas"
 
@@ -377,7 +377,8 @@ def lab_attempt(number: int) -> dict:
 
 def _options(manifests: Iterable[Path | str] = (), gpu_pods: Iterable[str] = (), resources: Iterable[str] = (),
              namespaces: Iterable[str] = ()) -> Options:
-    return Options(tuple(namespaces), tuple(Path(m) for m in manifests), tuple(gpu_pods), tuple(resources))
+    return Options(namespaces=tuple(namespaces), manifests=tuple(Path(m) for m in manifests), gpu_pods=tuple(gpu_pods),
+                   resources=tuple(resources))
 
 
 def analyse_dir(path: Path | str, **options: Any) -> dict:
@@ -408,8 +409,7 @@ def verdict(path: Path | str, key: str, **options: Any):
 
 
 def run_cli(*args: str | Path, check: bool = False) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, timeout=60)
+    proc = _run_cli(*args)
     if check:
         assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc
@@ -437,7 +437,8 @@ def cli_words(path: Path | str, *args: str | Path, status: int = 0) -> list[tupl
 def funnel_table(v) -> list[tuple[str, int, int, dict[str, str]]]:
     """(stage, nodes in, nodes out, {removed node: reason}) per stage of a verdict's funnel."""
     assert v.funnel is not None, f"{v.key} ({v.word}) has no funnel"
-    return [(s.name, s.nodes_in, s.nodes_out, {n: r.text for n, r in s.removed}) for s in v.funnel.stages]
+    return [(s["stage"], s["nodes_in"], s["nodes_out"], {n: g["reason"] for g in s["removed"] for n in g["nodes"]})
+            for s in v.funnel]
 
 
 def assert_funnel_consistent(v) -> None:

@@ -13,10 +13,10 @@ REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
 
 
-def copy_lab(dest: Path) -> Path:
-    """A writable copy of the shipped example bundle."""
+def copy_bundle(dest: Path, src: Path = LAB) -> Path:
+    """A writable byte-for-byte copy of a bundle (the shipped example by default), manifest included."""
     out = dest / "lab"
-    shutil.copytree(LAB, out)
+    shutil.copytree(src, out)
     for p in out.rglob("*"):
         p.chmod(0o755 if p.is_dir() else 0o644)
     return out

@@ -192,7 +192,7 @@ def test_admitted_attempt_is_judged_as_a_preflight(tmp_path):
     v = _word(root, write_manifest(tmp_path / "m", lab_manifest(42)), key="lab/runtimeclass-missing")
     assert v.word == "exhausted"
     assert v.to_dict()["kind"] == "Attempt"
-    assert v.fit[0]["node"] == "gpu-ok"
+    assert v.fit.rows[0]["node"] == "gpu-ok"
 
 
 def test_manifest_as_json_and_as_a_deployment(tmp_path):
@@ -301,7 +301,7 @@ def test_pinned_attempt_is_judged_on_its_node_only(tmp_path):
                    nodes=[gpu_node("gpu-a"), gpu_node("gpu-b")], pods=[bound_pod("busy", "gpu-a", gpus=4)])
     v = _word(root, write_manifest(tmp_path / "m", doc))
     assert v.word == "exhausted"
-    assert [row["node"] for row in v.fit] == ["gpu-a"]
+    assert [row["node"] for row in v.fit.rows] == ["gpu-a"]
 
 
 def test_pinned_attempt_on_a_noexecute_tainted_node_is_refused_by_the_kubelet(tmp_path):

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import (LAB, REPO, LAB_ATTEMPT_WORDS, LAB_MANIFESTS, LAB_WORDS, ORDER_WORDS, SCHEMAS, analyse_dir,
+from conftest import (LAB, REPO, LAB_ATTEMPT_WORDS, LAB_MANIFESTS, LAB_WORDS, ORDER_WORDS, SCHEMAS, analyse_dir, funnel_table,
                       bound_pod, cli_words, copy_lab, cordon, failed_scheduling_event, gpu_node, gpu_pod, lab_items,
                       lab_node, make_bundle, run_cli, set_message, verdict, words_of)
 
@@ -41,21 +41,21 @@ def test_same_insufficient_message_three_different_words():
 
 def test_lab_allocatable_zero_evidence_names_capacity_and_allocatable():
     v = verdict(LAB, "lab/allocatable-zero")
-    last = v.funnel.stages[-1]
-    assert last.name == "allocatable" and last.nodes_out == 0
-    assert [(n, r.text) for n, r in last.removed] == [("gpu-alloczero", "nvidia.com/gpu: capacity 4, allocatable 0")]
+    name, _, nodes_out, removed = funnel_table(v)[-1]
+    assert name == "allocatable" and nodes_out == 0
+    assert removed == {"gpu-alloczero": "nvidia.com/gpu: capacity 4, allocatable 0"}
 
 
 def test_lab_exhausted_counts_running_and_bound_pending_but_not_succeeded():
     # causes.md "Used on a node": filler-a (Running, 3 GPUs) and filler-b (Pending, bound, 1 GPU) hold all
     # 4 GPUs of gpu-ok; finished-job (Succeeded, 2 GPUs) holds nothing.
     v = verdict(LAB, "lab/exhausted")
-    [row] = v.fit
+    [row] = v.fit.rows
     assert row["node"] == "gpu-ok"
     assert row["resources"]["nvidia.com/gpu"] == {"allocatable": "4", "used": "4", "free": "0", "requested": "1"}
     users = {u["pod"] for u in row["used_by"]}
     assert users == {"lab/filler-a", "lab/filler-b"}
-    assert v.fragmented is False
+    assert v.fit.fragmented is False
 
 
 def test_running_and_succeeded_pods_are_not_targets():

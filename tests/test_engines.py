@@ -14,7 +14,7 @@ import pytest
 
 from analyzer.bundle.reading import open_bundle
 from analyzer.bundle.validation import SchemaSet, check_pod_object, load_documents
-from helpers import LAB, copy_lab
+from helpers import LAB, copy_bundle
 
 ENGINES = ("jsonschema-rs", "jsonschema")
 
@@ -59,7 +59,7 @@ def _break(b) -> None:
 
 
 def test_engines_agree_on_broken_inputs(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     _break(b)
     found = _findings(b)
     assert len(found) >= 12

@@ -41,8 +41,8 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
     table = funnel_table(v)
     assert [(name, n_in, n_out, sorted(removed)) for name, n_in, n_out, removed in table] == [
         ("selector", 5, 4, ["cpu-only"]),
-        ("taints", 4, 3, ["gpu-tainted-1"]),
-        ("advertised", 3, 2, ["gpu-noplugin-1"]),
+        ("advertised", 4, 3, ["gpu-noplugin-1"]),
+        ("taints", 3, 2, ["gpu-tainted-1"]),
         ("allocatable", 2, 1, ["gpu-alloczero-1"]),
         ("fit", 1, 0, ["gpu-full-1"]),
     ]
@@ -54,24 +54,27 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
     assert "nvidia.com/gpu: 0 free of 4 allocatable, 1 requested" in reasons["gpu-full-1"]
     # the same, as -o json shows it
     stages = v.to_dict()["funnel"]
-    assert [s["stage"] for s in stages] == ["selector", "taints", "advertised", "allocatable", "fit"]
+    assert [s["stage"] for s in stages] == ["selector", "advertised", "taints", "allocatable", "fit"]
     assert {n for s in stages for r in s["removed"] for n in r["nodes"]} == {n["metadata"]["name"] for n in _mixed_nodes()}
 
 
 @pytest.mark.parametrize("drop, word, last_stage", [
     ({"with_full": False}, "allocatable-zero", "allocatable"),
-    ({"with_full": False, "with_alloczero": False}, "no-gpu-node", "advertised"),
+    # causes.md v2: what a node has comes before its taints: a tainted GPU node beside a plugin-less one
+    # is untolerated-taint (add the toleration), not no-gpu-node.
+    ({"with_full": False, "with_alloczero": False}, "untolerated-taint", "taints"),
+    ({"with_full": False, "with_alloczero": False, "with_tainted": False}, "no-gpu-node", "advertised"),
     ({"with_full": False, "with_alloczero": False, "with_noplugin": False}, "untolerated-taint", "taints"),
     ({"with_full": False, "with_alloczero": False, "with_noplugin": False, "with_tainted": False},
      "selector-mismatch", "selector"),
 ])
 def test_the_first_stage_that_leaves_no_node_names_the_cause(tmp_path, drop, word, last_stage):
-    # causes.md rows 6-11: stages run in order; the first one left with no node decides.
+    # causes.md v2 rows 8-14: stages run in order; the first one left with no node decides.
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0", node_selector=POOL)], nodes=_mixed_nodes(**drop))
     v = verdict(root, "lab/trainer-0")
     assert v.word == word
-    assert v.funnel.stages[-1].name == last_stage
-    assert v.funnel.stages[-1].nodes_out == 0
+    assert v.funnel[-1]["stage"] == last_stage
+    assert v.funnel[-1]["nodes_out"] == 0
     assert_funnel_consistent(v)
 
 
@@ -120,7 +123,7 @@ def test_one_cordoned_one_tainted_is_untolerated_taint(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=nodes)
     v = verdict(root, "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    removed = funnel_table(v)[1][3]
+    removed = funnel_table(v)[2][3]
     assert "cordoned" in removed["gpu-a"] and "nvidia.com/gpu=present:NoSchedule" in removed["gpu-b"]
 
 
@@ -154,7 +157,7 @@ def test_cordoned_node_that_passes_leaves_the_next_stage_to_decide(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0"), bound_pod("filler", "gpu-b", gpus=4)], nodes=nodes)
     v = verdict(root, "lab/trainer-0")
     assert v.word == "exhausted"
-    assert "gpu-a" in funnel_table(v)[1][3]
+    assert "gpu-a" in funnel_table(v)[2][3]
 
 
 # -- taint effects --------------------------------------------------------------------------------
@@ -164,7 +167,7 @@ def test_prefer_no_schedule_never_blocks(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=[node])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "fits-now"
-    assert funnel_table(v)[1][:3] == ("taints", 1, 1)
+    assert funnel_table(v)[2][:3] == ("taints", 1, 1)
 
 
 def test_no_execute_taint_blocks(tmp_path):
@@ -181,7 +184,7 @@ def test_default_not_ready_tolerations_do_not_tolerate_a_gpu_taint(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=[node])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    text = funnel_table(v)[1][3]["gpu-a"]
+    text = funnel_table(v)[2][3]["gpu-a"]
     assert "nvidia.com/gpu" in text and "not-ready" not in text
 
 
@@ -193,7 +196,7 @@ def test_node_counts_never_increase(tmp_path, selector):
     root = make_bundle(tmp_path, pods=pods, nodes=_mixed_nodes() + [cordon(gpu_node("gpu-cordoned-1", labels=POOL))])
     v = verdict(root, "lab/trainer-0")
     assert_funnel_consistent(v)
-    assert v.funnel.stages[0].nodes_in == 6
+    assert v.funnel[0]["nodes_in"] == 6
 
 
 # -- a device plugin that went away ---------------------------------------------------------------------

@@ -33,7 +33,7 @@ import pytest
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
 from hostile.build import (DATA, FILE_ENTRY, LAB, LAB_WORDS, NODE, POD, gzip_bomb_tar, lab, lying_header_tar, member, pod, put,
-                           tar_of, tree_digest, words_of)
+                           tar_of, tree_digest, words_from_stdout)
 from hostile.corpus import CASES, TOKEN, Case, Expect
 from hostile.runner import environment, read, run_forked
 
@@ -123,7 +123,7 @@ def check(run: Run, expect: Expect) -> None:
         assert secret not in run.text, f"{secret!r} must not be printed\n{where}"
     assert len(run.stdout) + len(run.stderr) < MAX_OUTPUT, f"{len(run.text)} characters of output\n{where[:2000]}"
     if expect.words is not None:
-        assert words_of(run.stdout) == expect.words, where
+        assert words_from_stdout(run.stdout) == expect.words, where
     assert not run.changed, f"the input changed: {run.changed}\n{where}"
     assert not run.left_behind, f"left behind in private TMPDIR/HOME/cwd: {run.left_behind}\n{where}"
     escaped = [p for p in Path(tempfile.gettempdir()).glob(f"{TOKEN}*")] + [p for p in Path("/tmp").glob(f"{TOKEN}*")]
@@ -181,7 +181,7 @@ def test_clean_lab_baseline(tmp_path: Path) -> None:
         r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         if command == "analyze":
-            assert words_of(r.stdout) == LAB_WORDS
+            assert words_from_stdout(r.stdout) == LAB_WORDS
             assert r.stderr == ""
     assert tree_digest(b) == before
 

@@ -186,5 +186,5 @@ def test_request_above_every_allocatable_is_too_large_not_fragmented(tmp_path):
     root = make_bundle(tmp_path, pods=[pod], nodes=[_cpu_node("w1"), _cpu_node("w2")])
     v = verdict(root, "lab/huge-cpu")
     assert v.word == "exhausted"
-    assert v.too_large == ["cpu"]
-    assert v.fragmented is False
+    assert v.fit.too_large == ["cpu"]
+    assert v.fit.fragmented is False

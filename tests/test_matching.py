@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GPU_TAINT, gpu_node, gpu_pod, lab_node, make_bundle, verdict
+from conftest import GPU_TAINT, funnel_table, gpu_node, gpu_pod, lab_node, make_bundle, verdict
 
 # -- tolerations: the lab's gpu-tainted node (nvidia.com/gpu=present:NoSchedule) -------------------------
 
@@ -63,7 +63,7 @@ def test_every_taint_must_be_tolerated(tmp_path):
     pod["spec"]["tolerations"].append({"key": "nvidia.com/gpu", "operator": "Exists"})
     v = verdict(make_bundle(tmp_path, pods=[pod], nodes=[node]), "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    reason = v.funnel.stages[1].removed[0][1].text
+    reason = v.funnel[2]["removed"][0]["reason"]
     assert "example.com/drain=true:NoExecute" in reason and "nvidia.com/gpu" not in reason
 
 
@@ -102,7 +102,7 @@ def _fits_on(tmp_path, *, node_selector=None, affinity=None, nodes=None):
     pod = gpu_pod("trainer-0", node_selector=node_selector, **spec)
     v = verdict(make_bundle(tmp_path, pods=[pod], nodes=nodes or _nodes()), "lab/trainer-0")
     if v.word == "selector-mismatch":
-        assert v.funnel.stages[0].nodes_out == 0
+        assert v.funnel[0]["nodes_out"] == 0
         return set()
     assert v.word == "fits-now", (v.word, v.reason)
     return set(v.evidence["fits_on"])
@@ -165,9 +165,9 @@ def test_selector_mismatch_evidence_names_every_node(tmp_path):
     pod = gpu_pod("trainer-0", node_selector={"gpu-type": "h100"})
     v = verdict(make_bundle(tmp_path, pods=[pod], nodes=_nodes()), "lab/trainer-0")
     assert v.word == "selector-mismatch"
-    stage = v.funnel.stages[0]
-    assert (stage.name, stage.nodes_in, stage.nodes_out) == ("selector", 3, 0)
-    assert sorted(n for n, _ in stage.removed) == sorted(NODES)
+    name, nodes_in, nodes_out, removed = funnel_table(v)[0]
+    assert (name, nodes_in, nodes_out) == ("selector", 3, 0)
+    assert sorted(removed) == sorted(NODES)
 
 
 def test_selector_is_checked_before_taints(tmp_path):

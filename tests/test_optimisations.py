@@ -1,9 +1,8 @@
-"""Issue 5: every optimisation gives the same words and evidence as the straightforward path.
+"""Every optimisation gives the same words and evidence as the straightforward path.
 
-The classifier shares one funnel per distinct pod shape, builds fit evidence
-and reason lines on demand, and indexes usage per node once. Here the same
-bundles are answered with sharing turned off (one funnel per pod) and the
-JSON of every verdict must be identical.
+The classifier shares one funnel per distinct pod shape (rules/funnel.PodFacts is the cache key) and builds
+shape evidence once. Here the same bundles are answered through the production pipeline, then classified
+again with sharing turned off (one funnel per pod): the JSON of every verdict must be identical.
 """
 
 from __future__ import annotations
@@ -14,25 +13,21 @@ import sys
 import orjson
 import pytest
 
-from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.bundle.reading import open_bundle
-from analyzer.rules.classify import classify_all
-from analyzer.model.build import build_cluster
-from analyzer.targets.attempts import owner_refusals, stored_attempts
-from analyzer.bundle.validation import load_documents
+from analyzer.classify import classify_all
+from analyzer.pipeline import Options, analyse
 from helpers import LAB, REPO
 
 
-def _verdicts(path, cache: bool) -> list[bytes]:
-    with open_bundle(path) as b:
-        loaded = load_documents(b)
-        cluster = build_cluster(loaded, AcceleratorConfig())
-        extra = stored_attempts(cluster) + owner_refusals(cluster)
-        return [orjson.dumps(v.to_dict(), option=orjson.OPT_SORT_KEYS) for v in classify_all(cluster, extra, cache=cache)]
+def _both(path) -> tuple[list[bytes], list[bytes]]:
+    analysis = analyse(path, Options())
+    with analysis.bundle:
+        slow = classify_all(analysis.cluster, analysis.extra, cache=False)
+        dump = lambda vs: [orjson.dumps(v.to_dict(), option=orjson.OPT_SORT_KEYS) for v in vs]  # noqa: E731
+        return dump(analysis.verdicts), dump(slow)
 
 
 def test_shared_funnels_equal_the_straightforward_path_on_the_lab():
-    fast, slow = _verdicts(LAB, True), _verdicts(LAB, False)
+    fast, slow = _both(LAB)
     assert len(fast) == 9
     assert fast == slow
 
@@ -46,7 +41,7 @@ def generated(tmp_path_factory):
 
 
 def test_shared_funnels_equal_the_straightforward_path_on_a_generated_bundle(generated):
-    fast, slow = _verdicts(generated, True), _verdicts(generated, False)
+    fast, slow = _both(generated)
     assert len(fast) > 20
     assert fast == slow
     words = {orjson.loads(v)["word"] for v in fast}

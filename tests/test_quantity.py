@@ -80,7 +80,7 @@ def test_100m_pods_on_a_300m_node(tmp_path, running, word):
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=[_cpu_node("300m")]), "lab/web-0")
     assert v.word == word
     if word == "exhausted":
-        assert v.fit[0]["resources"]["cpu"] == {"allocatable": "300m", "used": "300m", "free": "0", "requested": "100m"}
+        assert v.fit.rows[0]["resources"]["cpu"] == {"allocatable": "300m", "used": "300m", "free": "0", "requested": "100m"}
 
 
 def test_memory_exactly_full_fits_and_one_byte_more_does_not(tmp_path):

@@ -1,24 +1,24 @@
-"""The README shows real output: its worked example is what `why --explain` prints today."""
+"""The README shows real output: its word table is generated from analyzer/words.py and its worked example is
+what `why --explain` prints today (scripts/refresh_readme.py rewrites both)."""
 
 from __future__ import annotations
 
-from helpers import LAB, REPO, run_cli
+import importlib.util
 
-COMMAND = "$ gpu-triage why dumps/lab-seven-states-v1.36 lab/exhausted --explain\n"
+from helpers import REPO
+
+_spec = importlib.util.spec_from_file_location("refresh_readme", REPO / "scripts" / "refresh_readme.py")
+refresh = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(refresh)  # type: ignore[union-attr]
 
 
-def test_worked_example_in_readme_is_current():
+def test_readme_word_table_and_worked_example_are_current():
     readme = (REPO / "README.md").read_text()
-    start = readme.index(COMMAND) + len(COMMAND)
-    shown = readme[start: readme.index("```", start)]
-    r = run_cli("why", LAB, "lab/exhausted", "--explain")
-    assert r.returncode == 0, r.stderr
-    assert shown == r.stdout, "stale README example: run python scripts/refresh_readme_example.py"
+    assert refresh.refreshed(readme, refresh.example()) == readme, "stale README: run python scripts/refresh_readme.py"
 
 
-def test_readme_word_table_lists_every_word_in_order():
+def test_readme_word_table_is_the_one_in_words_py():
+    readme = (REPO / "README.md").read_text()
     from analyzer import words
 
-    readme = (REPO / "README.md").read_text()
-    positions = [readme.index(f"| `{w.word}` |") for w in words.ALL]
-    assert positions == sorted(positions)
+    assert refresh.TABLE_START + words.readme_table() + refresh.TABLE_END in readme

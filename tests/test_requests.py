@@ -39,7 +39,7 @@ def test_bound_pending_pod_holds_its_request(tmp_path):
     vs = analyse_dir(make_bundle(tmp_path, pods=pods, nodes=nodes))
     assert vs["lab/trainer-0"].word == "exhausted"
     assert vs["lab/starting"].word == "node-side"
-    [row] = vs["lab/trainer-0"].fit
+    [row] = vs["lab/trainer-0"].fit.rows
     assert [u["pod"] for u in row["used_by"]] == ["lab/starting"]
     assert row["used_by"][0]["phase"] == "Pending"
 
@@ -50,7 +50,7 @@ def test_terminated_and_running_mixed_count_only_the_running(tmp_path):
                                pending=gpu_pod("trainer-0", gpus=2))
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
-    [row] = v.fit
+    [row] = v.fit.rows
     assert row["resources"]["nvidia.com/gpu"] == {"allocatable": "4", "used": "3", "free": "1", "requested": "2"}
     assert [u["pod"] for u in row["used_by"]] == ["lab/busy"]
 
@@ -93,7 +93,7 @@ def test_restartable_sidecar_adds_to_the_sum(tmp_path):
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
     assert v.evidence["requests"]["nvidia.com/gpu"] == "2"
-    assert v.fit[0]["resources"]["nvidia.com/gpu"]["requested"] == "2"
+    assert v.fit.rows[0]["resources"]["nvidia.com/gpu"]["requested"] == "2"
 
 
 @pytest.mark.parametrize("order, expected", [
@@ -118,8 +118,8 @@ def test_overhead_is_added(tmp_path):
     assert vs["lab/fits"].word == "fits-now"
     assert vs["lab/fits"].evidence["requests"]["cpu"] == "1"
     assert vs["lab/over"].word == "exhausted"
-    assert vs["lab/over"].fit[0]["short"] == ["cpu"]
-    assert vs["lab/over"].fit[0]["resources"]["cpu"]["requested"] == "1001m"
+    assert vs["lab/over"].fit.rows[0]["short"] == ["cpu"]
+    assert vs["lab/over"].fit.rows[0]["resources"]["cpu"]["requested"] == "1001m"
 
 
 def test_extended_resource_only_in_limits_counts(tmp_path):
@@ -131,7 +131,7 @@ def test_extended_resource_only_in_limits_counts(tmp_path):
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
     assert v.evidence["accelerator_requests"] == {"nvidia.com/gpu": 2}
-    assert v.fit[0]["resources"]["nvidia.com/gpu"]["requested"] == "2"
+    assert v.fit.rows[0]["resources"]["nvidia.com/gpu"]["requested"] == "2"
 
 
 def test_bound_pod_with_limits_only_counts_as_used(tmp_path):
@@ -140,7 +140,7 @@ def test_bound_pod_with_limits_only_counts_as_used(tmp_path):
     pods, nodes = _gpu_ok_with(busy)
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
-    assert v.fit[0]["resources"]["nvidia.com/gpu"]["used"] == "4"
+    assert v.fit.rows[0]["resources"]["nvidia.com/gpu"]["used"] == "4"
 
 
 # -- exhausted evidence, fragmentation, resource order -------------------------------------------------
@@ -152,14 +152,14 @@ def test_exhausted_evidence_per_candidate(tmp_path):
             bound_pod("b2", "gpu-b", gpus=1), bound_pod("b-done", "gpu-b", gpus=4, phase="Succeeded")]
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
-    rows = {r["node"]: r for r in v.fit}
+    rows = {r["node"]: r for r in v.fit.rows}
     assert set(rows) == {"gpu-a", "gpu-b"}
     assert rows["gpu-a"]["resources"]["nvidia.com/gpu"] == {"allocatable": "4", "used": "3", "free": "1", "requested": "2"}
     assert rows["gpu-b"]["resources"]["nvidia.com/gpu"] == {"allocatable": "4", "used": "3", "free": "1", "requested": "2"}
     assert sorted(u["pod"] for u in rows["gpu-b"]["used_by"]) == ["lab/b1", "lab/b2"]
     assert rows["gpu-a"]["resources"]["cpu"] == {"allocatable": "32", "used": "500m", "free": "31500m", "requested": "500m"}
     assert rows["gpu-a"]["short"] == ["nvidia.com/gpu"]
-    assert v.to_dict()["fit"] == v.fit
+    assert v.to_dict()["fit"] == v.fit.rows
 
 
 def test_fragmented_when_the_sum_would_cover_but_no_node_does(tmp_path):
@@ -168,7 +168,7 @@ def test_fragmented_when_the_sum_would_cover_but_no_node_does(tmp_path):
     pods = [gpu_pod("trainer-0", gpus=2), bound_pod("a1", "gpu-a", gpus=3), bound_pod("b1", "gpu-b", gpus=3)]
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
-    assert v.fragmented is True
+    assert v.fit.fragmented is True
     assert v.to_dict()["fragmented"] is True
 
 
@@ -177,7 +177,7 @@ def test_not_fragmented_when_the_sum_is_short_too(tmp_path):
     pods = [gpu_pod("trainer-0", gpus=2), bound_pod("a1", "gpu-a", gpus=3), bound_pod("b1", "gpu-b", gpus=4)]
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=nodes), "lab/trainer-0")
     assert v.word == "exhausted"
-    assert v.fragmented is False
+    assert v.fit.fragmented is False
 
 
 def test_accelerators_reported_first_when_several_are_short(tmp_path):
@@ -187,9 +187,9 @@ def test_accelerators_reported_first_when_several_are_short(tmp_path):
             bound_pod("busy", "gpu-a", gpus=4, cpu="1", memory="1Gi")]
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=[node]), "lab/trainer-0")
     assert v.word == "exhausted"
-    assert v.fit[0]["short"] == ["nvidia.com/gpu", "cpu", "memory"]
+    assert v.fit.rows[0]["short"] == ["nvidia.com/gpu", "cpu", "memory"]
     assert v.reason.split(": ", 2)[2].startswith("nvidia.com/gpu")
-    assert list(v.fit[0]["resources"])[0] == "nvidia.com/gpu"
+    assert list(v.fit.rows[0]["resources"])[0] == "nvidia.com/gpu"
 
 
 @pytest.mark.parametrize("case, short", [
@@ -204,7 +204,7 @@ def test_exhausted_on_native_resources_for_a_pod_without_gpu_intent(tmp_path, ca
     v = verdict(make_bundle(tmp_path, pods=pods, nodes=[node]), "lab/web-0")
     assert v.word == "exhausted"
     assert "gpu_intent" not in v.evidence
-    assert v.fit[0]["short"] == [short]
+    assert v.fit.rows[0]["short"] == [short]
 
 
 def test_pod_without_gpu_intent_or_request_fits_on_a_plain_node(tmp_path):
@@ -222,7 +222,7 @@ def test_other_extended_resource_goes_through_the_same_stages(tmp_path):
     root = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("gpu-a")])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "no-gpu-node"
-    assert rdma in v.funnel.stages[-1].removed[0][1].text
+    assert rdma in v.funnel[-1]["removed"][0]["reason"]
 
 
 # -- GPU intent (rule 3): each signal alone -------------------------------------------------------------
@@ -331,7 +331,7 @@ def test_resource_flag_accelerator_goes_first_in_shortages(tmp_path):
     node = gpu_node("fpga-a", gpus="2", resource=fpga, cpu="2")
     v = verdict(make_bundle(tmp_path, pods=[pod, busy], nodes=[node]), "lab/fpga-job", resources=[fpga])
     assert v.word == "exhausted"
-    assert v.fit[0]["short"] == [fpga, "cpu"]
+    assert v.fit.rows[0]["short"] == [fpga, "cpu"]
 
 
 def test_gpu_toleration_tolerates_and_signals_intent(tmp_path):

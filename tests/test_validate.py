@@ -13,7 +13,7 @@ import tarfile
 
 import pytest
 
-from helpers import LAB, assert_clean_failure, copy_lab, run_cli, tree_digest
+from helpers import LAB, assert_clean_failure, copy_bundle, run_cli, tree_digest
 
 
 def _rewrite(path, mutate) -> None:
@@ -35,7 +35,7 @@ def test_shipped_example_is_valid():
 
 
 def test_truncated_file_is_unreadable_exit_2(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     data = (b / "pods.json").read_bytes()
     (b / "pods.json").write_bytes(data[: len(data) // 2])
     before = tree_digest(b)
@@ -45,21 +45,21 @@ def test_truncated_file_is_unreadable_exit_2(tmp_path):
 
 
 def test_wrong_kind_names_item_path(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     (b / "pods.json").write_bytes((LAB / "nodes.json").read_bytes())
     r = run_cli("validate", b)
     assert_clean_failure(r, 1, 'pods.json: $.items[0].kind: expected "Pod", found string "Node"')
 
 
 def test_containers_as_string(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     _rewrite(b / "pods.json", lambda d: d["items"][2]["spec"].__setitem__("containers", "cuda"))
     r = run_cli("validate", b)
     assert_clean_failure(r, 1, 'pods.json: $.items[2].spec.containers: expected array, found string "cuda"')
 
 
 def test_quantity_that_is_an_object(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     _rewrite(b / "nodes.json", lambda d: d["items"][0]["status"]["allocatable"].__setitem__("nvidia.com/gpu", {"value": 4}))
     r = run_cli("validate", b)
     assert_clean_failure(r, 1, 'nodes.json: $.items[0].status.allocatable["nvidia.com/gpu"]: expected a Kubernetes quantity',
@@ -68,14 +68,14 @@ def test_quantity_that_is_an_object(tmp_path):
 
 @pytest.mark.parametrize("bad", ["four", "1.5.5Gi", "-1", "1.5Gix"])
 def test_quantity_grammar_violations(tmp_path, bad):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     _rewrite(b / "nodes.json", lambda d: d["items"][2]["status"]["capacity"].__setitem__("cpu", bad))
     r = run_cli("validate", b)
     assert_clean_failure(r, 1, 'nodes.json: $.items[2].status.capacity.cpu: expected a Kubernetes quantity', json.dumps(bad))
 
 
 def test_odd_but_valid_quantities_pass(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
 
     def odd(d):
         d["items"][2]["status"]["capacity"].update({"cpu": "32000m", "memory": "1.5Gi", "pods": "1.1e2", "example.com/x": 3})
@@ -85,7 +85,7 @@ def test_odd_but_valid_quantities_pass(tmp_path):
 
 
 def test_checksum_mismatch(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     data = (b / "events.json").read_bytes()
     (b / "events.json").write_bytes(data.replace(b"Registered Node", b"Registered node"))  # same size, other bytes
     r = run_cli("validate", b)
@@ -93,7 +93,7 @@ def test_checksum_mismatch(tmp_path):
 
 
 def test_size_mismatch_is_reported(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     with open(b / "version.json", "a") as fh:
         fh.write("\n")
     r = run_cli("validate", b)
@@ -101,7 +101,7 @@ def test_size_mismatch_is_reported(tmp_path):
 
 
 def test_missing_nodes_json(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
     (b / "nodes.json").unlink()
     r = run_cli("validate", b)
     assert_clean_failure(r, 2, "nodes.json: missing")
@@ -168,7 +168,7 @@ def test_single_object_files_are_accepted(tmp_path):
 
 def test_unknown_fields_and_old_clusters_load(tmp_path):
     """Lenient elsewhere: fields Kubernetes adds in later releases, or lacks in older ones, are fine."""
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
 
     def future(d):
         for p in d["items"]:
@@ -180,7 +180,7 @@ def test_unknown_fields_and_old_clusters_load(tmp_path):
 
 
 def test_findings_are_capped_with_total_count(tmp_path):
-    b = copy_lab(tmp_path)
+    b = copy_bundle(tmp_path)
 
     def many(d):
         base = d["items"][0]

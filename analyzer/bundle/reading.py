@@ -37,10 +37,9 @@ SIZE_SLACK = 1 << 20
 
 @dataclass
 class Bundle:
-    """An opened bundle. `root` is a directory; `label` is what the user named."""
+    """An opened bundle: `root` is a directory (a private unpacked copy for a .tar.gz)."""
 
     root: Path
-    label: str
     manifest: dict | None = None
     _tmp: str | None = None
     failed: dict[str, str] = field(default_factory=dict)  # kind -> collector's stderr
@@ -182,7 +181,7 @@ def _looks_like_tar(p: Path) -> bool:
 
 
 def _from_directory(root: Path, label: str) -> Bundle:
-    bundle = Bundle(root=root, label=label)
+    bundle = Bundle(root=root)
     if (root / MANIFEST).exists():
         data = bundle.read_bytes(MANIFEST)
         if len(data) > MAX_MANIFEST_BYTES:

@@ -16,175 +16,14 @@ import hashlib
 import threading
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Iterator
 
-import orjson
-
-from analyzer.bundle import schemas as schema_files
+from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, REQUIRED
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
-
-# (path parts, keyword, keyword value, instance)
-RawError = tuple[tuple, str, object, object]
-
-
-@dataclass(frozen=True, order=True)
-class Violation:
-    file: str
-    path: str
-    expected: str
-    found: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.path}: expected {self.expected}, found {self.found}"
-
-
-# -- engines -------------------------------------------------------------------
-
-class Compiled(Protocol):
-    def is_valid(self, instance: object) -> bool: ...
-    def errors(self, instance: object) -> Iterator[RawError]: ...
-
-
-class RustCompiled:
-    def __init__(self, schema: dict) -> None:
-        import jsonschema_rs
-
-        self.schema = schema
-        self.v = jsonschema_rs.Draft202012Validator(schema)
-        self.is_valid = self.v.is_valid
-
-    def errors(self, instance: object) -> Iterator[RawError]:
-        for e in self.v.iter_errors(instance):
-            keyword = e.schema_path[-1] if e.schema_path else ""
-            node: object = self.schema
-            for part in e.schema_path:
-                node = node[part]  # type: ignore[index]
-            if keyword == "required":
-                yield tuple(e.instance_path), keyword, [e.kind.property], e.instance
-            else:
-                yield tuple(e.instance_path), str(keyword), node, e.instance
-
-
-class PyCompiled:
-    def __init__(self, schema: dict) -> None:
-        import jsonschema
-
-        self.v = jsonschema.Draft202012Validator(schema)
-        self.is_valid = self.v.is_valid
-
-    def errors(self, instance: object) -> Iterator[RawError]:
-        for e in self.v.iter_errors(instance):
-            yield tuple(e.absolute_path), str(e.validator), e.validator_value, e.instance
-
-
-def _default_engine() -> str:
-    try:
-        import jsonschema_rs  # noqa: F401
-    except ImportError:
-        return "jsonschema"
-    return "jsonschema-rs"
-
-
-ENGINES: dict[str, Callable[[dict], Compiled]] = {"jsonschema-rs": RustCompiled, "jsonschema": PyCompiled}
-
-
-class SchemaSet:
-    def __init__(self, engine: str | None = None) -> None:
-        self.engine = engine or _default_engine()
-        self._make = ENGINES[self.engine]
-        self._cache: dict[str, object] = {}
-
-    def whole(self, name: str) -> Compiled:
-        key = f"whole:{name}"
-        if key not in self._cache:
-            self._cache[key] = self._make(schema_files.load_schema(name))
-        return self._cache[key]  # type: ignore[return-value]
-
-    def split(self, name: str) -> tuple[Compiled, Compiled] | None:
-        key = f"split:{name}"
-        if key not in self._cache:
-            parts = schema_files.envelope_and_item(name)
-            self._cache[key] = None if parts is None else (self._make(parts[0]), self._make(parts[1]))
-        return self._cache[key]  # type: ignore[return-value]
-
-
-# -- formatting ------------------------------------------------------------------
-
-def json_path(parts: Iterable[object], prefix: str = "$") -> str:
-    out = [prefix]
-    for p in parts:
-        if isinstance(p, int):
-            out.append(f"[{p}]")
-        elif isinstance(p, str) and p.replace("_", "a").replace("-", "a").isalnum() and not p[:1].isdigit():
-            out.append(f".{p}")
-        else:
-            out.append("[" + orjson.dumps(p).decode() + "]")
-    return "".join(out)
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number" if isinstance(value, float) else "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _show(value: object, limit: int = 60) -> str:
-    try:
-        text = orjson.dumps(value).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
-
-
-def _found(value: object) -> str:
-    return f"{_type_name(value)} {_show(value)}"
-
-
-def _is_quantity(subschemas: object) -> bool:
-    return isinstance(subschemas, list) and any(isinstance(s, dict) and s.get("pattern", "").startswith("^\\+?([0-9]") for s in subschemas)
-
-
-def describe(parts: tuple, keyword: str, value: object, instance: object) -> list[tuple[str, str, str]]:
-    """(path, expected, found) for one engine finding; engine-neutral."""
-    path = json_path(parts)
-    if keyword == "required":
-        missing = [k for k in (value or []) if isinstance(instance, dict) and k not in instance]
-        return [(json_path(parts + (k,)), f"required key {k!r}", "nothing") for k in missing]
-    if keyword == "type":
-        types = value if isinstance(value, list) else [value]
-        return [(path, " or ".join(map(str, types)), _found(instance))]
-    if keyword == "enum":
-        return [(path, "one of " + ", ".join(_show(v) for v in value), _found(instance))]  # type: ignore[union-attr]
-    if keyword == "const":
-        return [(path, _show(value), _found(instance))]
-    if keyword in ("oneOf", "anyOf") and _is_quantity(value):
-        return [(path, "a Kubernetes quantity (a string such as 500m, 4, 1.5Gi, 1e3, or a non-negative number)", _found(instance))]
-    if keyword == "pattern":
-        return [(path, f"a string matching {value}", _found(instance))]
-    if keyword == "minItems":
-        return [(path, f"at least {value} item(s)", f"{len(instance)}")]  # type: ignore[arg-type]
-    if keyword == "minLength":
-        return [(path, f"a string of at least {value} character(s)", _found(instance))]
-    if keyword in ("minimum", "maximum"):
-        return [(path, f"a number {'>=' if keyword == 'minimum' else '<='} {value}", _found(instance))]
-    return [(path, f"to satisfy {keyword} {_show(value, 80)}", _found(instance))]
-
 
 # -- documents -----------------------------------------------------------------
 
@@ -232,14 +71,6 @@ class Loaded:
 
     def why_missing(self, kind: str) -> str:
         return self.missing.get(kind, f"{kind}.json is not in the bundle")
-
-
-def _findings(compiled: Compiled, instance: object, prefix: tuple) -> list[tuple[str, str, str]]:
-    seen: dict[tuple[str, str, str], None] = {}
-    for parts, keyword, value, inst in compiled.errors(instance):
-        for f in describe(prefix + tuple(parts), keyword, value, inst):
-            seen.setdefault(f, None)
-    return sorted(seen)
 
 
 class _Hasher(threading.Thread):
@@ -291,7 +122,7 @@ def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Do
         document = Document(kind, file, [doc], single=True)
     else:
         if not envelope.is_valid(doc):
-            found = _findings(envelope, doc, ())
+            found = findings_of(envelope, doc, ())
             loaded.add(file, found)
             raise BundleError(file, f"expected {found[0][1]}, found {found[0][2]}" if found else "not a kubectl List", found[0][0] if found else "$")
         document = Document(kind, file, doc["items"])  # type: ignore[index]
@@ -299,7 +130,7 @@ def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Do
     for i, item in enumerate(document.items):
         if not is_valid(item):
             prefix: tuple = () if document.single else ("items", i)
-            document.invalid[i] = loaded.add(file, _findings(item_check, item, prefix))
+            document.invalid[i] = loaded.add(file, findings_of(item_check, item, prefix))
     return document
 
 
@@ -316,7 +147,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     if bundle.manifest is not None:
         man = schemas.whole("manifest")
         if not man.is_valid(bundle.manifest):
-            loaded.add(MANIFEST, _findings(man, bundle.manifest, ()))
+            loaded.add(MANIFEST, findings_of(man, bundle.manifest, ()))
         _check_manifest_paths(loaded)
     for kind in NAMES:
         rel = f"{kind}.json"
@@ -353,7 +184,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
             version = read_checked(loaded, "version.json")
             check = schemas.whole("version")
             if not check.is_valid(version):
-                loaded.add("version.json", _findings(check, version, ()))
+                loaded.add("version.json", findings_of(check, version, ()))
             elif isinstance(version, dict):
                 loaded.version = version
         except BundleError as exc:
@@ -372,7 +203,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
         if attempt_check.is_valid(doc):
             loaded.attempts.append((rel, doc))  # type: ignore[arg-type]
         else:
-            loaded.add(rel, _findings(attempt_check, doc, ()))
+            loaded.add(rel, findings_of(attempt_check, doc, ()))
     return loaded
 
 
@@ -400,11 +231,11 @@ def _schema_set(engine: str | None) -> SchemaSet:
     return SchemaSet(engine)  # compiled once per engine, not once per attempt
 
 
-def check_pod_object(obj: object, prefix: tuple = (), engine: str | None = None) -> list[tuple[str, str, str]]:
+def check_pod_object(obj: object, engine: str | None = None) -> list[tuple[str, str, str]]:
     """Findings for one pod object outside a List (an attempt's manifest), same schema as pods.json items."""
     split = _schema_set(engine).split("pods")
     assert split is not None
     item = split[1]
     if item.is_valid(obj):
         return []
-    return _findings(item, obj, prefix)
+    return findings_of(item, obj, ())

@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from analyzer.rules.funnel import PodFacts, shortages
-from analyzer.model.matching import CORDON_TAINT, selector_matches, tolerated, untolerated
-from analyzer.model.views import Cluster, SchedulerSaid
+from analyzer.model.views import Cluster, NodeView, SchedulerSaid
+from analyzer.rules.funnel import SCHEDULER_FILTERS, PodFacts
 from analyzer.targets.target import Target
 
 
@@ -24,46 +23,34 @@ def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
     """The pod's PodScheduled=False condition, else its latest FailedScheduling event."""
     for c in target.status.get("conditions") or ():
         if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
-            return SchedulerSaid(c["message"], "PodScheduled condition", c.get("reason", ""))
+            return SchedulerSaid(message=c["message"], source="PodScheduled condition", reason=c.get("reason", ""))
     said = cluster.scheduler_events.get((target.namespace, target.name))
     if said:
         return said
     for c in target.status.get("conditions") or ():
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return SchedulerSaid("", "PodScheduled condition", c.get("reason", ""))
+            return SchedulerSaid(message="", source="PodScheduled condition", reason=c.get("reason", ""))
     return None
 
 
-def _node_reasons(pod: PodFacts, node, cluster: Cluster, new_style: bool) -> list[str]:
-    if node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations):
-        return ["node(s) were unschedulable"]
-    if pod.pin and node.name != pod.pin:
-        return ["node(s) didn't match the requested node name"]
-    blocking = untolerated(node.taints, pod.tolerations)
-    if blocking:
-        t = blocking[0]
-        return ["node(s) had untolerated taint(s)" if new_style else f"node(s) had untolerated taint {{{t.key}: {t.value}}}"]
-    if not selector_matches(pod.node_selector, pod.terms, node.labels, node.name):
-        return ["node(s) didn't match Pod's node affinity/selector"]
-    out = []
-    for r, *_ in shortages(pod, node, cluster):
-        out.append("Too many pods" if r == "pods" else f"Insufficient {r}")
-    return out
+def node_reasons(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, ...]:
+    """What the scheduler writes for this node: the fixed strings of its first failing filter, in its order."""
+    for check in SCHEDULER_FILTERS:
+        reason = check(pod, node, cluster)
+        if reason is not None:
+            return reason.scheduler
+    return ()
 
 
 def rebuild(cluster: Cluster, pod: PodFacts) -> str | None:
     """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits."""
     nodes = cluster.nodes or []
-    new_style = cluster.server_minor is None or cluster.server_minor >= 34
     counts: Counter[str] = Counter()
-    fitting = 0
     for node in nodes:
-        reasons = _node_reasons(pod, node, cluster, new_style)
+        reasons = node_reasons(pod, node, cluster)
         if not reasons:
-            fitting += 1
+            return None
         counts.update(reasons)
-    if fitting:
-        return None
     parts = sorted(f"{n} {reason}" for reason, n in counts.items())
     return f"0/{len(nodes)} nodes are available: " + ", ".join(parts) + "."
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from analyzer.bundle.validation import Document, Loaded, Violation
+from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
 from analyzer.model.events import scheduler_events
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
-from analyzer.model.views import TERMINATED, Cluster, Findings, InvalidNode, NodeView
+from analyzer.model.views import TERMINATED, Cluster, Findings, Holder, InvalidNode, NodeView
 from analyzer.targets.target import Target
 
 
@@ -69,8 +69,9 @@ def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | No
         spec = item.get("spec") or {}
         status = item.get("status") or {}
         try:
-            node = NodeView(name, i, meta.get("labels") or {}, bool(spec.get("unschedulable")), taints_of(item),
-                            _units(status.get("capacity")), _units(status.get("allocatable")))
+            node = NodeView(name=name, index=i, labels=meta.get("labels") or {}, unschedulable=bool(spec.get("unschedulable")),
+                            taints=taints_of(item), capacity=_units(status.get("capacity")),
+                            allocatable=_units(status.get("allocatable")))
         except QuantityError as exc:
             invalid[i] = findings.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
             continue
@@ -89,118 +90,153 @@ def _server_minor(loaded: Loaded) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def build_cluster(loaded: Loaded, config: AcceleratorConfig) -> Cluster:
+class PodsIndex:
+    """One pass over pods.json, one item at a time: usage per node (non-terminated pods bound there),
+    the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
+    is kept but its slim record, except a target's spec and status (the rules read them)."""
+
+    def __init__(self, *, file: str, findings: Findings, keep: tuple[str, str] | None = None) -> None:
+        self.file = file
+        self.findings = findings
+        self.keep = keep
+        self.usage: dict[str, dict[str, int]] = {}
+        self.pods_on: dict[str, list[Holder]] = {}
+        self.unknown: dict[str, Violation] = {}
+        self.targets: list[Target] = []
+        self.keys: set[str] = set()
+        self.uids: set[str] = set()
+        self.asked: Target | None = None
+
+    def add(self, path: str, item: dict) -> list[Violation] | None:
+        """A valid item; returns the model's findings when it is invalid after all (duplicate, bad quantity)."""
+        meta = item["metadata"]
+        spec = item["spec"]
+        status = item.get("status") or {}
+        ns, name = meta["namespace"], meta["name"]
+        key = f"{ns}/{name}"
+        uid = meta.get("uid")
+        if key in self.keys or (uid and uid in self.uids):
+            by_name = key in self.keys
+            what = f"a second pod {key}" if by_name else f"a second pod with uid {uid}"
+            return self.findings.add(self.file, [(f"{path}.metadata.{'name' if by_name else 'uid'}", "each pod once", what)])
+        self.keys.add(key)
+        if uid:
+            self.uids.add(uid)
+        phase = status.get("phase")
+        node = spec.get("nodeName") or ""
+        counts = node and phase not in TERMINATED
+        is_target = phase == "Pending" or not node
+        requests = None
+        try:
+            # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
+            if counts or is_target:
+                requests = effective_requests(spec)
+        except QuantityError as exc:
+            # The slow, precise path only for the bad pod: name the container and the field.
+            bad = _extended_integer_problems(spec, path) or [(f"{path}.spec", "quantities the scheduler can use", str(exc))]
+            found = self.findings.add(self.file, bad)
+            self.add_invalid(path, item, found)
+            return found
+        if counts and requests is not None:
+            used = self.usage.get(node)
+            if used is None:
+                used = self.usage[node] = {}
+                self.pods_on[node] = []
+            for k, v in requests.items():
+                used[k] = used.get(k, 0) + v
+            used["pods"] = used.get("pods", 0) + 1
+            self.pods_on[node].append(Holder(key=key, phase=phase, requests=requests))
+        if is_target or (ns, name) == self.keep:
+            target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
+                            phase=phase, node_name=node, status=status)
+            if is_target:
+                self.targets.append(target)
+            else:
+                self.asked = target
+        return None
+
+    def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
+        """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence
+        if it is a target (or the pod asked about)."""
+        if not isinstance(item, dict):
+            return
+        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+        spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
+        status = item.get("status") if isinstance(item.get("status"), dict) else {}
+        node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+        phase = status.get("phase") if isinstance(status.get("phase"), str) else None
+        first = violations[0] if violations else Violation(self.file, path, "a valid pod", "invalid")
+        if node and phase not in TERMINATED:
+            self.unknown.setdefault(node, first)
+        ns, name = meta.get("namespace"), meta.get("name")
+        if not (isinstance(ns, str) and isinstance(name, str) and ns and name):
+            return
+        target = Target(kind="Pod", namespace=ns, name=name, spec=None, created=True, source=f"{self.file} {path}",
+                        phase=phase, node_name=node, invalid=list(violations))
+        if phase == "Pending" or not node:
+            self.targets.append(target)
+        elif (ns, name) == self.keep:
+            self.asked = target
+
+
+def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str]]:
+    if "resourcequotas" not in loaded.documents:
+        return None, {}
+    quotas: dict[str, list[dict]] = {}
+    problems: dict[str, str] = {}
+    qdoc = loaded.documents["resourcequotas"]
+    for i, item in enumerate(qdoc.items):
+        if i in qdoc.invalid:
+            # An invalid quota cannot be left out silently: its namespace's quota rule becomes unknown.
+            meta = item.get("metadata") if isinstance(item, dict) else None
+            ns = meta.get("namespace") if isinstance(meta, dict) else None
+            first = str(qdoc.invalid[i][0]) if qdoc.invalid[i] else f"{qdoc.file}: {qdoc.item_path(i)}: invalid"
+            problems[ns if isinstance(ns, str) else "*"] = first
+            continue
+        quotas.setdefault(item["metadata"]["namespace"], []).append(item)
+    return quotas, problems
+
+
+def _node_problems(loaded: Loaded, node_invalid: dict[int, list[Violation]]) -> list[InvalidNode]:
+    ndoc = loaded.documents.get("nodes")
+    out: list[InvalidNode] = []
+    if ndoc is None:
+        return out
+    for i, found in sorted(node_invalid.items()):
+        item = ndoc.items[i]
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
+        labels = meta.get("labels", {}) if isinstance(meta, dict) else None
+        if not (isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
+            labels = None
+        out.append(InvalidNode(name=name, labels=labels,
+                               finding=str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
+    return out
+
+
+def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None) -> Cluster:
+    """The views, built once. `keep`: a pod asked about by name that may not be a target."""
     findings = Findings()
     nodes, node_invalid = build_nodes(loaded, findings)
-    pod_invalid: dict[int, list[Violation]] = {}
-    usage: dict[str, dict[str, int]] = {}
-    pods_on: dict[str, list[tuple[int, dict[str, int]]]] = {}
-    unknown: dict[str, str] = {}
-    targets: list[Target] = []
     doc = loaded.documents.get("pods")
+    pods = PodsIndex(file=doc.file if doc else "pods.json", findings=findings, keep=keep)
     if doc is not None:
-        seen: set[tuple[str, str]] = set()
-        seen_uids: set[str] = set()
-        items = doc.items
-        invalid = pod_invalid = dict(doc.invalid)
-        for i in range(len(items)):
-            item = items[i]
-            if i in invalid:
-                _invalid_pod(doc, i, item, invalid[i], unknown, targets)
-                continue
-            meta = item["metadata"]
-            spec = item["spec"]
-            status = item.get("status") or {}
-            ns, name = meta["namespace"], meta["name"]
-            uid = meta.get("uid")
-            if (ns, name) in seen or (uid and uid in seen_uids):
-                by_name = (ns, name) in seen
-                what = f"a second pod {ns}/{name}" if by_name else f"a second pod with uid {uid}"
-                where = f"{doc.item_path(i)}.metadata.{'name' if by_name else 'uid'}"
-                invalid[i] = findings.add(doc.file, [(where, "each pod once", what)])
-                continue
-            seen.add((ns, name))
-            if uid:
-                seen_uids.add(uid)
-            phase = status.get("phase")
-            node = spec.get("nodeName") or ""
-            bad = None
-            counts = node and phase not in TERMINATED
-            is_target = phase == "Pending" or not node
-            try:
-                # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
-                requests = effective_requests(spec) if counts or is_target else None
-                if not counts:
-                    requests = None
-            except QuantityError as exc:
-                # The slow, precise path only for the bad pod: name the container and the field.
-                bad = _extended_integer_problems(spec, doc.item_path(i)) or [
-                    (f"{doc.item_path(i)}.spec", "quantities the scheduler can use", str(exc))]
-                requests = None
-            if bad:
-                invalid[i] = findings.add(doc.file, bad)
-                _invalid_pod(doc, i, item, invalid[i], unknown, targets)
-                continue
-            if requests is not None:
-                used = usage.get(node)
-                if used is None:
-                    used = usage[node] = {}
-                    pods_on[node] = []
-                for k, v in requests.items():
-                    used[k] = used.get(k, 0) + v
-                used["pods"] = used.get("pods", 0) + 1
-                pods_on[node].append((i, requests))
-            if phase == "Pending" or not node:
-                targets.append(Target("Pod", ns, name, spec, True, f"pods.json {doc.item_path(i)}", phase, node, status,
-                                      str(meta.get("uid") or "")))
+        for i, item in enumerate(doc.items):
+            path = doc.item_path(i)
+            if i in doc.invalid:
+                pods.add_invalid(path, item, doc.invalid[i])
+            else:
+                pods.add(path, item)
     rcs = None
     if "runtimeclasses" in loaded.documents:
         rcs = {item["metadata"]["name"]: item for _, item in loaded.documents["runtimeclasses"].valid_items()}
-    quotas = None
-    quota_problems: dict[str, str] = {}
-    if "resourcequotas" in loaded.documents:
-        quotas = {}
-        qdoc = loaded.documents["resourcequotas"]
-        for i, item in enumerate(qdoc.items):
-            if i in qdoc.invalid:
-                # An invalid quota cannot be left out silently: its namespace's quota rule becomes unknown.
-                ns = (item.get("metadata") or {}).get("namespace") if isinstance(item, dict) and isinstance(item.get("metadata"), dict) else None
-                first = str(qdoc.invalid[i][0]) if qdoc.invalid[i] else f"{qdoc.file}: {qdoc.item_path(i)}: invalid"
-                quota_problems[ns if isinstance(ns, str) else "*"] = first
-                continue
-            quotas.setdefault(item["metadata"]["namespace"], []).append(item)
-    node_problems: list[InvalidNode] = []
-    if "nodes" in loaded.documents:
-        ndoc = loaded.documents["nodes"]
-        for i, found in sorted(node_invalid.items()):
-            item = ndoc.items[i]
-            meta = item.get("metadata") if isinstance(item, dict) else None
-            name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
-            labels = meta.get("labels", {}) if isinstance(meta, dict) else None
-            if not (isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
-                labels = None
-            node_problems.append(InvalidNode(name, labels, str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
-    return Cluster(loaded, config, nodes, {n.name: n for n in nodes or ()}, usage, pods_on, unknown, targets, rcs, quotas,
-                   scheduler_events(loaded), _server_minor(loaded), findings, quota_problems, node_problems, pod_invalid)
-
-
-def _invalid_pod(doc: Document, i: int, item: object, violations: list[Violation], unknown: dict[str, str],
-                 targets: list[Target]) -> None:
-    """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence if it is a target."""
-    if not isinstance(item, dict):
-        return
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-    spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
-    status = item.get("status") if isinstance(item.get("status"), dict) else {}
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
-    phase = status.get("phase") if isinstance(status.get("phase"), str) else None
-    first = str(violations[0]) if violations else f"{doc.file}: {doc.item_path(i)}: invalid"
-    if node and phase not in TERMINATED:
-        unknown.setdefault(node, first)
-    ns, name = meta.get("namespace"), meta.get("name")
-    if isinstance(ns, str) and isinstance(name, str) and ns and name and (phase == "Pending" or not node):
-        targets.append(Target("Pod", ns, name, None, True, f"pods.json {doc.item_path(i)}", phase, node, {},
-                              invalid=list(violations)))
+    quotas, quota_problems = _quotas(loaded)
+    return Cluster(config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
+                   pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
+                   pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
+                   scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
+                   missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
+                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:
@@ -211,5 +247,5 @@ def exact_hard(quota: dict) -> dict[str, Fraction]:
             out[k] = quantity.parse(v)
         except QuantityError as exc:
             name = (quota.get("metadata") or {}).get("name", "?")
-            raise QuantityError(f"resourcequotas.json: quota {name} spec.hard[{k!r}]: {exc}") from None
+            raise QuantityError(f"resourcequotas.json: quota {name} spec.hard[{k!r}]: {exc}", file="resourcequotas.json") from None
     return out

@@ -50,7 +50,7 @@ def scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
         key = (str(io.get("namespace") or ""), str(io.get("name") or ""))
         t = event_time(e)
         if key not in out or t >= out[key][0]:
-            out[key] = (t, SchedulerSaid(str(e.get("message") or ""), f"FailedScheduling event at {t or 'unknown time'}", "FailedScheduling"))
+            out[key] = (t, SchedulerSaid(message=str(e.get("message") or ""), source=f"FailedScheduling event at {t or 'unknown time'}", reason="FailedScheduling"))
     return {k: v for k, (_, v) in out.items()}
 
 

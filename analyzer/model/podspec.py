@@ -148,15 +148,12 @@ def all_containers(spec: dict) -> list[dict]:
 
 def accelerator_requests(spec: dict, config: AcceleratorConfig) -> dict[str, int]:
     """Accelerator resources any container or init container asks for (requests or limits), > 0.
-    A dynamic resource claim (spec.resourceClaims) is an accelerator request too: rule 3 must not
-    tell a DRA GPU pod to add a limit; the claim itself is not modelled (rule 12)."""
+    (A resource claim is the other way to ask for one: rules/intent.py looks at spec.resourceClaims.)"""
     out: dict[str, int] = {}
     for c in all_containers(spec):
         for name, units in container_requests(c, quantity.scheduler_units).items():
             if units > 0 and config.is_accelerator(name):
                 out[name] = max(out.get(name, 0), units)
-    if spec.get("resourceClaims"):
-        out["resourceClaims"] = len(spec["resourceClaims"])
     return out
 
 

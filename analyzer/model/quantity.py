@@ -30,7 +30,11 @@ _MAX_EXPONENT = 99
 
 
 class QuantityError(ValueError):
-    """Not a quantity in the Kubernetes grammar (the message says why)."""
+    """Not a quantity in the Kubernetes grammar (the message says why); `file` names the bundle file when known."""
+
+    def __init__(self, message: str, *, file: str | None = None) -> None:
+        super().__init__(message)
+        self.file = file
 
 
 @lru_cache(maxsize=65536)

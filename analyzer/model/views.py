@@ -7,9 +7,8 @@ views and indexes (usage per node, scheduler messages, quotas, RuntimeClasses).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
 
-from analyzer.bundle.validation import Document, Loaded, Violation
+from analyzer.bundle.validation import Violation
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.matching import Taint
 from analyzer.targets.target import Target
@@ -17,7 +16,7 @@ from analyzer.targets.target import Target
 TERMINATED = ("Succeeded", "Failed")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class NodeView:
     name: str
     index: int
@@ -28,7 +27,7 @@ class NodeView:
     allocatable: dict[str, int]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InvalidNode:
     """A node that failed validation: out of the funnel, but a pod it might have served is not guessed at."""
 
@@ -37,47 +36,20 @@ class InvalidNode:
     finding: str
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class SchedulerSaid:
     message: str
     source: str  # "PodScheduled condition" or "FailedScheduling event at <time>"
     reason: str = ""
 
 
-@dataclass
-class Cluster:
-    loaded: Loaded
-    config: AcceleratorConfig
-    nodes: list[NodeView] | None
-    nodes_by_name: dict[str, NodeView]
-    usage: dict[str, dict[str, int]]
-    pods_on: dict[str, list[tuple[int, dict[str, int]]]]  # node -> (pods.json index, effective requests)
-    unknown_usage: dict[str, str]
-    pod_targets: list[Target]
-    runtimeclasses: dict[str, dict] | None  # name -> RuntimeClass object; None when not in the bundle
-    quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
-    scheduler_events: dict[tuple[str, str], SchedulerSaid]
-    server_minor: int | None
-    findings: "Findings" = field(default_factory=lambda: Findings())
-    quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
-    node_problems: list["InvalidNode"] = field(default_factory=list)  # nodes left out of the funnel
-    pod_invalid: dict[int, list[Violation]] = field(default_factory=dict)  # pods.json index -> why it is left out
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Holder:
+    """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units)."""
 
-    def valid_pods(self) -> Iterator[tuple[int, dict]]:
-        doc = self.pods
-        if doc is None:
-            return
-        for i, item in enumerate(doc.items):
-            if i not in self.pod_invalid:
-                yield i, item
-
-    @property
-    def pods(self) -> Document | None:
-        return self.loaded.documents.get("pods")
-
-    def why_missing(self, kind: str) -> str:
-        return self.loaded.why_missing(kind)
-
+    key: str  # namespace/name
+    phase: str | None
+    requests: dict[str, int]
 
 
 class Findings:
@@ -93,3 +65,32 @@ class Findings:
         return out
 
 
+@dataclass(kw_only=True)
+class Cluster:
+    """The views and indexes every rule reads, built once per bundle (model/build.py) and not changed after."""
+
+    config: AcceleratorConfig
+    nodes: list[NodeView] | None  # None: nodes.json missing or unreadable (`missing` says which)
+    nodes_by_name: dict[str, NodeView]
+    usage: dict[str, dict[str, int]]  # node -> resource -> units held by non-terminated pods bound there
+    pods_on: dict[str, list[Holder]]
+    unknown_usage: dict[str, Violation]  # node -> the finding of an invalid pod bound there
+    pod_targets: list[Target]
+    pod_keys: frozenset[str]  # namespace/name of every valid pod (an attempt naming one is not a new pod)
+    runtimeclasses: dict[str, dict] | None  # name -> RuntimeClass object; None when not in the bundle
+    quotas: dict[str, list[dict]] | None  # namespace -> quota objects; None when not in the bundle
+    scheduler_events: dict[tuple[str, str], SchedulerSaid]
+    server_minor: int | None
+    missing: dict[str, str]  # kind -> why its file is not usable
+    findings: Findings = field(default_factory=Findings)
+    quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
+    node_problems: list[InvalidNode] = field(default_factory=list)  # nodes left out of the funnel
+    asked: Target | None = None  # `why NS/NAME` of a pod that is not a target: kept whole, the only one
+
+    @property
+    def new_taint_wording(self) -> bool:
+        """The scheduler's taint reason lost its `{key: value}` in v1.34 (kubernetes#134740)."""
+        return self.server_minor is None or self.server_minor >= 34
+
+    def why_missing(self, kind: str) -> str:
+        return self.missing.get(kind, f"{kind}.json is not in the bundle")

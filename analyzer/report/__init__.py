@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from analyzer.rules.classify import Verdict
+from analyzer.verdict import Verdict
 
 Renderer = Callable[[list[Verdict], TextIO], None]
 

@@ -7,7 +7,7 @@ from typing import TextIO
 import orjson
 
 from analyzer import words
-from analyzer.rules.classify import Verdict
+from analyzer.verdict import Verdict
 from analyzer.report import printable
 
 MAX_REMOVED = 20
@@ -25,17 +25,18 @@ def render(v: Verdict, out: TextIO) -> None:
     w(f"  reason:      {v.reason}\n")
     w(f"  source:      {t.source}\n")
     if v.funnel is not None:
-        first = v.funnel.stages[0]
-        w(f"\nNode funnel ({first.nodes_in} node(s); first stage to leave none decides):\n")
-        for s in v.funnel.stages:
-            w(f"  {s.name:<12} {s.nodes_in:>5} -> {s.nodes_out}\n")
-            for node, reason in s.removed[:MAX_REMOVED]:
-                w(f"      removed {node}: {reason.text}\n")
-            if len(s.removed) > MAX_REMOVED:
-                w(f"      … and {len(s.removed) - MAX_REMOVED} more (all of them in -o json)\n")
-    if v.fit:
+        w(f"\nNode funnel ({v.funnel[0]['nodes_in']} node(s); first stage to leave none decides):\n")
+        for stage in v.funnel:
+            w(f"  {stage['stage']:<12} {stage['nodes_in']:>5} -> {stage['nodes_out']}\n")
+            removed = [(node, group["reason"]) for group in stage["removed"] for node in group["nodes"]]
+            for node, reason in removed[:MAX_REMOVED]:
+                w(f"      removed {node}: {reason}\n")
+            if len(removed) > MAX_REMOVED:
+                w(f"      … and {len(removed) - MAX_REMOVED} more (all of them in -o json)\n")
+    fit = v.fit
+    if fit:
         w("\nCandidates at the fit stage (allocatable - used by non-terminated pods = free):\n")
-        for row in v.fit:
+        for row in fit.rows:
             w(f"  {row['node']}\n")
             for r, q in row["resources"].items():
                 mark = "  SHORT" if r in row["short"] else ""
@@ -47,11 +48,11 @@ def render(v: Verdict, out: TextIO) -> None:
                 w(f"    used by: {users}{more}\n")
             if row.get("unknown_usage"):
                 w(f"    usage unknown: {row['unknown_usage']}\n")
-        if v.too_large:
-            w(f"  too large: it asks more {', '.join(v.too_large)} than any candidate can ever offer; waiting will not help\n")
-        if v.fragmented:
+        if fit.too_large:
+            w(f"  too large: it asks more {', '.join(fit.too_large)} than any candidate can ever offer; waiting will not help\n")
+        if fit.fragmented:
             w("  fragmented: the free units summed over the candidates would cover the request, but no single node has enough\n")
-        elif v.fragmented is not None and not v.too_large:
+        elif not fit.too_large:
             w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
     sched = v.scheduler or {}
     if sched:

@@ -6,7 +6,7 @@ from typing import TextIO
 
 import orjson
 
-from analyzer.rules.classify import Verdict
+from analyzer.verdict import Verdict
 from analyzer.report import printable
 
 

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TextIO
 
 from analyzer import words
-from analyzer.rules.classify import Verdict
+from analyzer.verdict import Verdict
 from analyzer.report import printable
 
 REASON_WIDTH = 110

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from analyzer.rules.classify import Verdict
+from analyzer.verdict import Verdict
 from analyzer.report import printable
 
 

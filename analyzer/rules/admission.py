@@ -17,7 +17,6 @@ objects have changed since (the evidence then says they disagree).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -25,71 +24,11 @@ from analyzer import words
 from analyzer.model import quantity
 from analyzer.model.build import exact_hard
 from analyzer.model.views import Cluster
+from analyzer.rules.case import Case, Decision
+from analyzer.targets.server_text import SAYS_ADMITTED, SAYS_OTHER, SAYS_QUOTA, SAYS_RUNTIMECLASS
 from analyzer.targets.target import ServerText
 from analyzer.model.podspec import all_containers, qos_best_effort, quota_usage
 from analyzer.model.quantity import QuantityError, format_exact
-
-_FORBIDDEN = re.compile(r'pods "(?P<name>[^"]*)" is forbidden: (?P<why>.*)')
-_QUOTA_PARTS = ("exceeded quota: ", ", requested: ", ", used: ", ", limited: ")
-MAX_TEXT = 8192  # a real admission message is a few hundred characters
-
-
-def _quota_detail(why: str) -> dict | None:
-    """`exceeded quota: NAME, requested: …, used: …, limited: …`, split with str.find: linear time
-    whatever a hostile event says (a regex with .*? backtracks quadratically)."""
-    positions = []
-    start = 0
-    for part in _QUOTA_PARTS:
-        at = why.find(part, start)
-        if at < 0:
-            return None
-        positions.append((at, at + len(part)))
-        start = at + len(part)
-    names = ("quota", "requested", "used", "limited")
-    out = {}
-    for i, name in enumerate(names):
-        begin = positions[i][1]
-        end = positions[i + 1][0] if i + 1 < len(positions) else len(why)
-        out[name] = why[begin:end].strip()
-    return out
-_RUNTIMECLASS = re.compile(r'RuntimeClass "(?P<rc>[^"]*)" not found')
-
-# What the API server's text says, reduced to the rule it speaks for.
-SAYS_RUNTIMECLASS = "runtimeclass"
-SAYS_QUOTA = "quota"
-SAYS_OTHER = "other-refusal"
-SAYS_ADMITTED = "admitted"
-
-
-def read_refusal(why: str) -> ServerText:
-    """Classify the part after `is forbidden: ` (both for kubectl apply stderr and FailedCreate events)."""
-    why = why[:MAX_TEXT]
-    m = _RUNTIMECLASS.search(why)
-    if m:
-        return ServerText(SAYS_RUNTIMECLASS, why, {"runtimeClassName": m.group("rc")})
-    detail = _quota_detail(why)
-    if detail is not None:
-        return ServerText(SAYS_QUOTA, why, detail)
-    if "failed quota:" in why or "status unknown for quota" in why:
-        return ServerText(SAYS_QUOTA, why)
-    return ServerText(SAYS_OTHER, why)
-
-
-def text_for_pod(stderr: str, exit_status: int, pod_name: str) -> ServerText | None:
-    """What an apply's stderr says about one pod of the manifest (a file can hold several)."""
-    for line in stderr[: MAX_TEXT * 16].splitlines():
-        m = _FORBIDDEN.search(line[:MAX_TEXT])
-        if m and m.group("name") == pod_name:
-            return read_refusal(m.group("why"))
-    if exit_status == 0:
-        return ServerText(SAYS_ADMITTED, "admitted (exit status 0)")
-    return None  # the answer is about something else (a connection error, another object)
-
-
-def text_from_event(message: str) -> ServerText | None:
-    m = _FORBIDDEN.search(message[:MAX_TEXT])
-    return read_refusal(m.group("why")) if m else None
-
 
 # -- quota -------------------------------------------------------------------------
 
@@ -184,7 +123,7 @@ def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[Quota
                 found.append(QuotaFinding(name, key, "status-unknown"))
                 continue
             try:
-                used = Fraction(0) if used_raw[key] is None else _parse(used_raw[key])
+                used = Fraction(0) if used_raw[key] is None else quantity.parse(used_raw[key])
             except QuantityError:
                 found.append(QuotaFinding(name, key, "status-unknown"))
                 continue
@@ -193,15 +132,9 @@ def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[Quota
     return found
 
 
-def _parse(value: object) -> Fraction:
-    from analyzer.model.quantity import parse
-
-    return parse(value)
-
-
 # -- the two rules -------------------------------------------------------------------
 
-@dataclass
+@dataclass(kw_only=True)
 class AdmissionResult:
     word: str | None  # no-runtimeclass | quota-exceeded | insufficient-evidence | unclassified | None (admitted)
     reason: str
@@ -270,7 +203,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         mutated, refusal = apply_runtimeclass(spec, (cluster.runtimeclasses or {}).get(rc) if rc else None)
         if refusal and not (text is not None and text.says == SAYS_ADMITTED):  # the server's "admitted" outranks us
             ev["runtimeclass_refusal"] = refusal
-            return AdmissionResult(words.UNCLASSIFIED, f"the RuntimeClass admission plugin would refuse it: {refusal}", ev)
+            return AdmissionResult(word=words.UNCLASSIFIED, reason=f"the RuntimeClass admission plugin would refuse it: {refusal}", evidence=ev)
         if mutated is not spec:
             ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations") if mutated.get(k) != spec.get(k)}
             spec = mutated
@@ -296,27 +229,27 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         if also:
             ev["also"] = "the quota would refuse it too: " + "; ".join(also)
         why = f"RuntimeClass {rc!r} is not in runtimeclasses.json" if rc_holds else f"the API server said: {text.text}"  # type: ignore[union-attr]
-        return AdmissionResult(words.NO_RUNTIMECLASS, why, ev)
+        return AdmissionResult(word=words.NO_RUNTIMECLASS, reason=why, evidence=ev)
     if spec is None and text is None:
-        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, "neither the pod template nor the API server's text is in the bundle", ev)
+        return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason="neither the pod template nor the API server's text is in the bundle", evidence=ev)
     if rc_holds is None and not text_past_rc:
         ev["missing"] = "runtimeclasses.json"
-        return AdmissionResult(words.INSUFFICIENT_EVIDENCE,
-                               f"cannot check RuntimeClass {rc!r}: {cluster.why_missing('runtimeclasses')}", ev)
+        return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE,
+                               reason=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing('runtimeclasses')}", evidence=ev)
 
     q_holds = bool(q_findings) if q_findings is not None else None
     if q_holds or text_quota:
         ev["agrees"] = _agree(q_holds, text_quota, text)
         first = q_findings[0].sentence() if q_findings else f"the API server said: {text.text}"  # type: ignore[union-attr]
-        return AdmissionResult(words.QUOTA_EXCEEDED, first, ev)
+        return AdmissionResult(word=words.QUOTA_EXCEEDED, reason=first, evidence=ev)
     if q_holds is None and not text_past_quota:
         ev["missing"] = "resourcequotas.json"
         why = f"an invalid quota in {namespace}: {bad_quota}" if bad_quota else cluster.why_missing("resourcequotas")
-        return AdmissionResult(words.INSUFFICIENT_EVIDENCE, f"cannot check quota: {why}", ev)
+        return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason=f"cannot check quota: {why}", evidence=ev)
 
     if text is not None and text.says == SAYS_OTHER:
-        return AdmissionResult(words.UNCLASSIFIED, f"refused by admission for a reason not modelled: {text.text}", ev)
-    return AdmissionResult(None, "admitted", ev, spec)
+        return AdmissionResult(word=words.UNCLASSIFIED, reason=f"refused by admission for a reason not modelled: {text.text}", evidence=ev)
+    return AdmissionResult(word=None, reason="admitted", evidence=ev, spec=spec)
 
 
 def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> str:
@@ -329,3 +262,22 @@ def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> st
     if objects:
         return f"no: the objects say refused, the API server said {text.says}"
     return "no: the API server refused it, but the objects in the bundle would admit it now (changed since?)"
+
+
+def decide(case: Case) -> Decision | None:
+    """Rows 1-2, for targets that never came to exist (attempts, refused owners)."""
+    t = case.target
+    if t.created:
+        return None
+    adm = judge_admission(case.cluster, case.spec, t.namespace, t.server_text)
+    case.evidence["admission"] = adm.evidence
+    if t.owner:
+        case.evidence["owner"] = t.owner
+    if t.answer is not None:
+        case.evidence["answer"] = {k: t.answer.get(k) for k in ("command", "exitStatus", "stderr") if k in t.answer}
+    if adm.word is not None:
+        return Decision(word=adm.word, reason=adm.reason)
+    case.spec = adm.spec
+    if case.spec is None:
+        return Decision(word=words.INSUFFICIENT_EVIDENCE, reason="the pod's spec is not in the bundle")
+    return None

@@ -1,7 +1,14 @@
-"""The node funnel (causes.md rows 6-11): one stage, one check, one reason.
+"""The node funnel (causes.md v2, rows 8-14): one stage, one check, one reason.
 
 Like the kube-scheduler's filter plugins, each check looks at one node and
-says pass (None) or fail with a Reason. A stage keeps the nodes that pass;
+says pass (None) or fail with a Reason. A Reason carries the scheduler's own
+fixed sentence(s) for that failure, so the scheduler's message can be rebuilt
+from the same checks (evidence/scheduler_message.py) instead of a second copy
+of every predicate.
+
+The stages go from what is most fixed about a node to what changes by the
+minute: what the pod selects, what the node has at all, policy (cordon,
+taints), health (allocatable), load (fit). A stage keeps the nodes that pass;
 the first stage that keeps none names the cause. Stages are data, so the
 evidence prints each one: name, nodes in, nodes out, every removed node and why.
 """
@@ -11,64 +18,138 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import orjson
+
 from analyzer import words
-from analyzer.model.matching import (CORDON_TAINT, Toleration, is_cordon_taint, selector_matches, tolerated, tolerations_of,
-                               untolerated)
-from analyzer.model.views import Cluster, NodeView
+from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
+                                     tolerations_of, untolerated)
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
+from analyzer.model.views import Cluster, NodeView
+from analyzer.rules.case import Case, Decision
+
+# The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
+UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable
+NODE_NAME = "node(s) didn't match the requested node name"  # nodename.ErrReason
+AFFINITY = "node(s) didn't match Pod's node affinity/selector"  # nodeaffinity.ErrReasonPod
+TAINTS_NEW = "node(s) had untolerated taint(s)"  # tainttoleration, since v1.34 (kubernetes#134740)
+TOO_MANY_PODS = "Too many pods"  # noderesources: the pods count
 
 
-@dataclass(frozen=True, slots=True)
-class Reason:
-    code: str  # selector | node-name | cordon | taint | not-advertised | zero-allocatable | insufficient (not words: words.py names causes)
-    text: str
+def insufficient(resource: str) -> str:
+    return TOO_MANY_PODS if resource == "pods" else f"Insufficient {resource}"
 
 
-@dataclass
+def taint_reason(taint: Taint, new_style: bool) -> str:
+    return TAINTS_NEW if new_style else f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+class UnreadableSpec(ValueError):
+    """A spec that passed the schema but whose selector, affinity or tolerations have no usable form."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class PodFacts:
-    """The scheduling-relevant part of one pod spec, parsed once."""
+    """The scheduling-relevant part of one pod spec, parsed once. Its equality is the funnel cache's key:
+    every field that a check reads is part of it, so adding a fact cannot silently share a funnel between
+    different pods. Derived fields (compare=False) are computed from the identity fields."""
 
-    node_selector: dict[str, str]
-    terms: list[dict] | None
+    node_selector: tuple[tuple[str, str], ...]
+    affinity: bytes  # canonical JSON of the required node-affinity terms ("null" when there are none)
     tolerations: tuple[Toleration, ...]
-    requests: dict[str, int]
-    extended: list[str]
+    requests: tuple[tuple[str, int], ...]
     pin: str = ""  # spec.nodeName of an attempt: the scheduler is bypassed, only that node counts
+    terms: list[dict] | None = field(default=None, compare=False)
+    wants: dict[str, int] = field(default_factory=dict, compare=False)
+    extended: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def of(cls, spec: dict, pin: str = "") -> "PodFacts":
-        terms = required_terms(spec)
-        has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"))
+        has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                            .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        terms = required_terms(spec) if has_required else None
+        try:
+            affinity = orjson.dumps(terms, option=orjson.OPT_SORT_KEYS)
+            selector = tuple(sorted((str(k), str(v)) for k, v in (spec.get("nodeSelector") or {}).items()))
+        except (orjson.JSONEncodeError, TypeError) as exc:  # nesting beyond any real spec, or no JSON form
+            raise UnreadableSpec(f"the spec's selector or affinity cannot be read ({exc})") from None
         requests = effective_requests(spec)
-        return cls(dict(spec.get("nodeSelector") or {}), terms if has_required else None, tolerations_of(spec), requests,
-                   extended_requested(requests), pin)
+        return cls(node_selector=selector, affinity=affinity, tolerations=tolerations_of(spec),
+                   requests=tuple(sorted(requests.items())), pin=pin, terms=terms, wants=requests,
+                   extended=tuple(extended_requested(requests)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reason:
+    check: str  # the check that failed (selector, node-name, cordon, taint, not-advertised, zero-allocatable, fit)
+    text: str  # for a person
+    scheduler: tuple[str, ...] = ()  # what the scheduler writes for this node, when this is its first failure
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shortage:
+    resource: str
+    allocatable: int
+    used: int
+    free: int
+    requested: int
 
 
 # -- the checks ------------------------------------------------------------------
 
-def check_selector(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+def check_node_name(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if pod.pin and node.name != pod.pin:
-        return Reason("node-name", f"spec.nodeName is {pod.pin!r}")
-    if selector_matches(pod.node_selector, pod.terms, node.labels, node.name):
+        return Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
+    return None
+
+
+def check_affinity(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if selector_matches(dict(pod.node_selector), pod.terms, node.labels, node.name):
         return None
-    return Reason("selector", "labels do not satisfy nodeSelector / required node affinity")
+    return Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
+                  scheduler=(AFFINITY,))
 
 
-def check_taints(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+def check_selector(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return check_node_name(pod, node, cluster) or check_affinity(pod, node, cluster)
+
+
+def is_cordoned(pod: PodFacts, node: NodeView) -> bool:
+    """spec.unschedulable, not tolerated (NodeUnschedulable filter)."""
+    return node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations)
+
+
+def check_cordon(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if is_cordoned(pod, node):
+        return Reason(check="cordon", text="cordoned (spec.unschedulable)", scheduler=(UNSCHEDULABLE,))
+    return None
+
+
+def check_taint(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The TaintToleration filter alone (the cordon taint counts here, as in the scheduler)."""
+    blocking = untolerated(node.taints, pod.tolerations)
+    if blocking:
+        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking)),
+                      scheduler=(taint_reason(blocking[0], cluster.new_taint_wording),))
+    return None
+
+
+def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """Rows 11-12: cordon and taints as one stage; a node that is only cordoned counts toward `cordoned`."""
     if pod.pin:
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
         blocking = untolerated(node.taints, pod.tolerations, ("NoExecute",))
-        return Reason("taint", "untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
+        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
     blocking = untolerated(node.taints, pod.tolerations)
-    cordon = (node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations)) or any(map(is_cordon_taint, blocking))
+    cordon = is_cordoned(pod, node) or any(map(is_cordon_taint, blocking))
     others = [t for t in blocking if not is_cordon_taint(t)]
     if others:
         text = "untolerated taint " + ", ".join(str(t) for t in others)
-        return Reason("taint", text + (" (and cordoned)" if cordon else ""))
+        return Reason(check="taint", text=text + (" (and cordoned)" if cordon else ""))
     if cordon:
-        return Reason("cordon", "cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
+        return Reason(check="cordon",
+                      text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
     return None
 
 
@@ -77,30 +158,32 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
     # resource name with capacity 0, and the next action is the same: restore the device plugin.
     missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0]
     if missing:
-        texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity" for r in missing]
-        return Reason("not-advertised", ", ".join(texts))
+        texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
+                 for r in missing]
+        return Reason(check="not-advertised", text=", ".join(texts))
     return None
 
 
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0]
     if zero:
-        return Reason("zero-allocatable", ", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
+        return Reason(check="zero-allocatable",
+                      text=", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
     return None
 
 
-def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[tuple[str, int, int, int, int]]:
-    """(resource, allocatable, used, free, requested) for every resource the pod is short of on the node."""
+def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]:
+    """Every resource the pod is short of on the node (NodeResourcesFit), accelerators first."""
     used = cluster.usage.get(node.name) or {}
     out = []
-    for r in cluster.config.resource_order(list(pod.requests) + ["pods"]):
-        want = 1 if r == "pods" else pod.requests.get(r, 0)
+    for r in cluster.config.resource_order(list(pod.wants) + ["pods"]):
+        want = 1 if r == "pods" else pod.wants.get(r, 0)
         if want <= 0:
             continue  # the scheduler checks only what the pod requests
         alloc = node.allocatable.get(r, 0)
         free = alloc - used.get(r, 0)
         if free < want:
-            out.append((r, alloc, used.get(r, 0), free, want))
+            out.append(Shortage(resource=r, allocatable=alloc, used=used.get(r, 0), free=free, requested=want))
     return out
 
 
@@ -108,16 +191,24 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     short = shortages(pod, node, cluster)
     if not short:
         return None
-    return Reason("insufficient", "; ".join(
-        f"{r}: {format_units(r, free)} free of {format_units(r, alloc)} allocatable, {format_units(r, want)} requested"
-        for r, alloc, _used, free, want in short))
+    return Reason(check="fit", text="; ".join(
+        f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
+        f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
+        scheduler=tuple(insufficient(s.resource) for s in short))
 
 
-def _taint_word(removed: list[Reason]) -> str:
-    return words.CORDONED if all(r.code == "cordon" for r in removed) else words.UNTOLERATED_TAINT
+# The scheduler's filters in its own order; each node reports only its first failure
+# (framework/runtime: the default plugin order). Used to rebuild its message.
+SCHEDULER_FILTERS: tuple[Callable[[PodFacts, NodeView, Cluster], Reason | None], ...] = (
+    check_cordon, check_node_name, check_taint, check_affinity, check_fit,
+)
 
 
-@dataclass(frozen=True)
+def _policy_word(removed: list[Reason]) -> str:
+    return words.CORDONED if all(r.check == "cordon" for r in removed) else words.UNTOLERATED_TAINT
+
+
+@dataclass(frozen=True, kw_only=True)
 class Stage:
     name: str
     word: str
@@ -125,16 +216,17 @@ class Stage:
     word_for: Callable[[list[Reason]], str] | None = None
 
 
+# causes.md v2: what the pod selects (8), what the node has (9), policy (11, 12), health (13), load (14).
 STAGES: tuple[Stage, ...] = (
-    Stage("selector", words.SELECTOR_MISMATCH, check_selector),
-    Stage("taints", words.UNTOLERATED_TAINT, check_taints, _taint_word),
-    Stage("advertised", words.NO_GPU_NODE, check_advertised),
-    Stage("allocatable", words.ALLOCATABLE_ZERO, check_allocatable),
-    Stage("fit", words.EXHAUSTED, check_fit),
+    Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
+    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised),
+    Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),
+    Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
+    Stage(name="fit", word=words.EXHAUSTED, check=check_fit),
 )
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StageResult:
     name: str
     nodes_in: int
@@ -146,31 +238,20 @@ class StageResult:
         return len(self.kept)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FunnelResult:
+    facts: PodFacts
     stages: list[StageResult]
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
-    _json: list[dict] | None = field(default=None, repr=False, compare=False)
 
     @property
     def fits(self) -> list[NodeView]:
         return self.stages[-1].kept if self.word is None else []
 
-    def as_json(self) -> list[dict]:
-        """Stage by stage; removed nodes grouped by their exact reason (every node named once).
-        Built once per funnel: pods of one shape share it."""
-        if self._json is None:
-            stages = []
-            for st in self.stages:
-                groups: dict[str, list[str]] = {}
-                for node, reason in st.removed:
-                    groups.setdefault(reason.text, []).append(node)
-                stages.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
-                               "removed": [{"reason": text, "nodes": nodes} for text, nodes in groups.items()]})
-            self._json = stages
-        return self._json
-
+    @property
+    def last(self) -> StageResult:
+        return self.stages[-1]
 
 
 def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> FunnelResult:
@@ -189,9 +270,74 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> Funnel
                 kept.append(node)
             else:
                 removed.append((node.name, reason))
-        results.append(StageResult(stage.name, len(candidates), kept, removed))
+        results.append(StageResult(name=stage.name, nodes_in=len(candidates), kept=kept, removed=removed))
         if not kept:
             word = stage.word_for([r for _, r in removed]) if stage.word_for else stage.word
-            return FunnelResult(results, word, fit_candidates)
+            return FunnelResult(facts=pod, stages=results, word=word, fit_candidates=fit_candidates)
         candidates = kept
-    return FunnelResult(results, None, fit_candidates)
+    return FunnelResult(facts=pod, stages=results, word=None, fit_candidates=fit_candidates)
+
+
+# -- rows 8-14 as one rule of the order ------------------------------------------------
+
+_HEAD = {
+    "selector": "no node matches nodeSelector/affinity (0 of {n})",
+    "advertised": "no candidate ({n}) advertises the resource",
+    "taints": "every candidate ({n}) is excluded by a taint or cordon",
+    "allocatable": "every candidate ({n}) reports allocatable 0",
+    "fit": "no candidate ({n}) has room",
+}
+
+
+def _names(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def funnel_reason(funnel: FunnelResult) -> str:
+    last = funnel.last
+    head = _HEAD[last.name].format(n=last.nodes_in)
+    if last.name == "selector":
+        return head
+    by_reason: dict[str, list[str]] = {}
+    for node, reason in last.removed:
+        by_reason.setdefault(reason.text, []).append(node)
+    parts = [f"{_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+    return head + ": " + "; ".join(parts[:3])
+
+
+def stages_as_data(funnel: FunnelResult) -> list[dict]:
+    """Stage by stage; removed nodes grouped by their exact reason (every node named once)."""
+    out = []
+    for st in funnel.stages:
+        groups: dict[str, list[str]] = {}
+        for node, reason in st.removed:
+            groups.setdefault(reason.text, []).append(node)
+        out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
+                    "removed": [{"reason": text, "nodes": nodes} for text, nodes in groups.items()]})
+    return out
+
+
+def decide(case: Case) -> Decision | None:
+    c, t, ev = case.cluster, case.target, case.evidence
+    if c.nodes is None or not c.nodes:
+        ev["missing"] = "nodes.json"
+        why = (f"cannot run the node funnel: {c.why_missing('nodes')}" if c.nodes is None
+               else "nodes.json lists no usable node: nothing to judge the pod against")
+        return Decision(word=words.INSUFFICIENT_EVIDENCE, reason=why)
+    funnel = case.funnel = case.funnel_of(case.spec or {}, "" if t.created else t.node_name)
+    facts = funnel.facts
+    ev["requests"] = {r: format_units(r, v) for r, v in facts.requests if v}
+    if funnel.word is None:
+        return None
+    relevant = [n for n in c.node_problems if n.labels is None or n.name is None
+                or (selector_matches(dict(facts.node_selector), facts.terms, n.labels, n.name)
+                    and (not facts.pin or n.name == facts.pin))]
+    if relevant:
+        # An invalid node is out of the funnel; its labels say it might have taken the pod.
+        ev["missing"] = "nodes.json"
+        ev["invalid_nodes"] = [n.finding for n in relevant[:20]]
+        return Decision(word=words.INSUFFICIENT_EVIDENCE,
+                        reason=f"the funnel says {funnel.word}, but {len(relevant)} invalid node(s) it might select "
+                               f"could not be judged: {relevant[0].finding}")
+    return Decision(word=funnel.word, reason=funnel_reason(funnel))

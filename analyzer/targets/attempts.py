@@ -1,24 +1,19 @@
-"""Targets that never came to exist: attempts (manifests judged against the bundle) and
-controller refusals (owners whose FailedCreate events say `pods "…" is forbidden`).
-
-Pods that exist are found by model.build_cluster; this module adds the rest.
-"""
+"""Attempts: pod manifests judged against the bundle (stored in attempts/ with the API server's answer,
+or given with --manifest; YAML or JSON; a Pod or a workload whose pod template is judged)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from analyzer.rules.admission import text_for_pod, text_from_event
+from analyzer.bundle.validation import Loaded, Violation, check_pod_object
 from analyzer.errors import UsageError
-from analyzer.model.events import event_time
-from analyzer.model.views import Cluster
+from analyzer.targets.server_text import text_for_pod
 from analyzer.targets.target import ServerText, Target
-from analyzer.bundle.validation import Violation, check_pod_object
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
-OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
 
 
 def _dict(value: object) -> dict:
@@ -136,20 +131,32 @@ def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns:
                 # success counts as "admitted"; a refusal naming the pod counts either way.
                 status = int(answer.get("exitStatus") or 0) if is_pod else 1
                 text = text_for_pod(str(answer.get("stderr") or ""), status, name)
-            t = Target("Attempt", ns, name or "unnamed", pod.get("spec") if not findings else None, False,
-                       f"{label}" + (f" {prefix[0]}" if prefix else ""), answer=answer)
-            t.server_text = text
-            t.node_name = str((pod.get("spec") or {}).get("nodeName") or "") if isinstance(pod.get("spec"), dict) else ""
-            t.invalid = [Violation(label, p, e, f) for p, e, f in findings]
-            out.append(t)
+            spec = pod.get("spec")
+            out.append(Target(kind="Attempt", namespace=ns, name=name or "unnamed", spec=spec if not findings else None,
+                              created=False, source=label + (f" {prefix[0]}" if prefix else ""), answer=answer,
+                              server_text=text,
+                              node_name=str(spec.get("nodeName") or "") if isinstance(spec, dict) else "",
+                              invalid=[Violation(label, p, e, f) for p, e, f in findings]))
     if not out:
         raise UsageError(f"{label}: no Pod (or workload with a pod template) in it")
     return out
 
 
-def stored_attempts(cluster: Cluster) -> list[Target]:
+@dataclass(frozen=True, kw_only=True)
+class StoredAttempts:
+    targets: list[Target]
+    findings: list[Violation]  # attempts that hold no usable pod: validate reports them, analyze too
+
+
+def stored_attempts(loaded: Loaded) -> StoredAttempts:
+    """The attempts stored in the bundle (attempts/*.json), judged later like any target."""
     out: list[Target] = []
-    for rel, doc in cluster.loaded.attempts:
+    found_problems: list[Violation] = []
+
+    def problem(rel: str, triples: list[tuple[str, str, str]]) -> None:
+        found_problems.extend(Violation(rel, p, e, f) for p, e, f in triples)
+
+    for rel, doc in loaded.attempts:
         answer = doc.get("answer")
         if isinstance(doc.get("object"), dict):
             docs = [doc["object"]]
@@ -158,21 +165,21 @@ def stored_attempts(cluster: Cluster) -> list[Target]:
                 docs = parse_manifest_text(str(doc.get("sourceText") or ""), rel)
             except UsageError as exc:
                 why = str(exc).removeprefix(f"{rel}: ")
-                cluster.findings.add(rel, [("$.sourceText", "a YAML or JSON pod manifest", why)])
+                problem(rel, [("$.sourceText", "a YAML or JSON pod manifest", why)])
                 continue
         try:
             found = attempts_from(docs, rel, answer)
         except UsageError:
             field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
             kinds = ", ".join(sorted({str(d.get("kind")) for d in docs})) or "nothing"
-            cluster.findings.add(rel, [(field, "a Pod or a workload with a pod template", f"kind {kinds}")])
+            problem(rel, [(field, "a Pod or a workload with a pod template", f"kind {kinds}")])
             continue
         for t in found:
             if t.invalid:
                 field = "$.object" if isinstance(doc.get("object"), dict) else "$.sourceText"
-                cluster.findings.add(rel, [(f"{field} {v.path}".replace(" $", ""), v.expected, v.found) for v in t.invalid])
+                problem(rel, [(f"{field} {v.path}".replace(" $", ""), v.expected, v.found) for v in t.invalid])
         out += found
-    return out
+    return StoredAttempts(targets=out, findings=found_problems)
 
 
 def manifest_attempts(paths: list[Path]) -> list[Target]:
@@ -184,89 +191,3 @@ def manifest_attempts(paths: list[Path]) -> list[Target]:
             raise UsageError(f"{p}: cannot read: {exc}") from None
         out += attempts_from(parse_manifest_text(text, str(p)), str(p), None)
     return out
-
-
-def owner_refusals(cluster: Cluster) -> list[Target]:
-    """One target per owner whose latest FailedCreate event says the pod was forbidden
-    (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
-    doc = cluster.loaded.documents.get("events")
-    if doc is None:
-        return []
-    latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
-    counts: dict[tuple[str, str, str], int] = {}
-    for _, e in doc.valid_items():
-        if e.get("reason") != "FailedCreate":
-            continue
-        io = e.get("involvedObject") or {}
-        kind = io.get("kind")
-        if kind not in OWNER_FILES:
-            continue
-        key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
-        t = event_time(e)
-        if key not in latest or t >= latest[key][0]:
-            latest[key] = (t, e)
-        if text_from_event(str(e.get("message") or "")) is not None:
-            n = e.get("count") if isinstance(e.get("count"), int) else (_dict(e.get("series")).get("count") or 1)
-            counts[key] = counts.get(key, 0) + (n if isinstance(n, int) and n > 0 else 1)
-    owners = _owner_index(cluster)
-    out: list[Target] = []
-    for key in sorted(latest):
-        kind, ns, name = key
-        t, event = latest[key]
-        message = str(event.get("message") or "")
-        text = text_from_event(message)
-        if text is None:
-            continue  # the latest failure is not an admission refusal
-        owner_obj, problem = owners.get(key, (None, None))
-        spec = None
-        owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
-        if owner_obj is None:
-            owner["object"] = problem or (f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json "
-                                          f"({cluster.why_missing(OWNER_FILES[kind])})")
-        else:
-            spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
-            desired, existing = _replicas(kind, owner_obj)
-            owner.update({"desired": desired, "existing": existing})
-            if desired is not None and existing is not None and existing >= desired:
-                continue  # the controller has since created every pod it wants: resolved
-        target = Target(kind, ns, name, spec, False, f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner)
-        target.server_text = text
-        out.append(target)
-    return out
-
-
-def _owner_index(cluster: Cluster) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
-    """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid."""
-    index: dict[tuple[str, str, str], tuple[dict | None, str | None]] = {}
-    for kind, file in OWNER_FILES.items():
-        doc = cluster.loaded.documents.get(file)
-        if doc is None:
-            continue
-        for i, item in enumerate(doc.items):
-            meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
-            key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-            if i in doc.invalid:
-                index.setdefault(key, (None, f"{kind} {key[1]}/{key[2]} is invalid: {doc.invalid[i][0] if doc.invalid[i] else doc.item_path(i)}"))
-            else:
-                index[key] = (item, None)
-    return index
-
-
-def _replicas(kind: str, obj: dict) -> tuple[int | None, int | None]:
-    spec = obj.get("spec") or {}
-    status = obj.get("status") or {}
-    if kind in ("ReplicaSet", "StatefulSet"):
-        r = spec.get("replicas")
-        return (1 if r is None else r), (status.get("replicas") or 0)
-    if kind == "Job":
-        if spec.get("suspend"):
-            return 0, status.get("active") or 0
-        parallelism = spec.get("parallelism")
-        parallelism = 1 if parallelism is None else parallelism
-        completions = spec.get("completions")
-        if completions is not None:
-            parallelism = min(parallelism, max(0, completions - (status.get("succeeded") or 0)))
-        return parallelism, status.get("active") or 0
-    if kind == "DaemonSet":
-        return status.get("desiredNumberScheduled"), status.get("currentNumberScheduled") or 0
-    return None, None

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from analyzer.bundle.validation import Violation
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class ServerText:
     """What the API server said about a pod it refused (or admitted), reduced to the rule it speaks for."""
 
@@ -16,7 +16,7 @@ class ServerText:
     detail: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Target:
     """One thing to answer: a pod, an attempt (a manifest judged against the bundle) or a refused owner."""
 
@@ -29,7 +29,6 @@ class Target:
     phase: str | None = None
     node_name: str = ""
     status: dict = field(default_factory=dict)
-    uid: str = ""
     server_text: ServerText | None = None  # the API server's own answer, when the bundle has it
     answer: dict | None = None  # an attempt's stored dry-run answer
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals

@@ -296,7 +296,7 @@ def gzip_bomb_tar(dest: Path, unpacked: int, name: str = "lab/pods.json", *, hon
     return out
 
 
-def words_of(stdout: str) -> dict[str, str]:
+def words_from_stdout(stdout: str) -> dict[str, str]:
     """`analyze -o words` output as {key: word}; every line must be KEY<TAB>WORD."""
     out: dict[str, str] = {}
     for line in stdout.splitlines():

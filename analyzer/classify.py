@@ -1,0 +1,134 @@
+"""Targets -> verdicts: walk the order (rules/order.py), then complete the verdict with its evidence.
+
+Funnels are cached per distinct pod shape (rules/funnel.PodFacts is the key), so a Deployment's hundred
+pending replicas cost one funnel; the evidence built from a funnel (stage table, fit rows, the rebuilt
+scheduler message) is built once per shape too. Classification never prints: it returns finished Verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer import words
+from analyzer.evidence import scheduler_message
+from analyzer.evidence.fit import fit_evidence
+from analyzer.model.quantity import QuantityError
+from analyzer.model.views import TERMINATED, Cluster
+from analyzer.rules.case import Case
+from analyzer.rules.funnel import FunnelResult, PodFacts, UnreadableSpec, run_funnel, stages_as_data
+from analyzer.rules.intent import no_gpu_request
+from analyzer.rules.order import walk
+from analyzer.targets.target import Target
+from analyzer.verdict import Fit, Verdict
+
+
+@dataclass(kw_only=True)
+class _ShapeEvidence:
+    """What every pod of one shape shows alike, built on first use and then shared."""
+
+    stages: list[dict]
+    fit: Fit | None = None
+    rebuilt: str | None = None
+    rebuilt_done: bool = False
+
+
+class Classifier:
+    def __init__(self, cluster: Cluster, *, cache: bool = True) -> None:
+        self.cluster = cluster
+        self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
+        self._funnels: dict[PodFacts, FunnelResult] = {}
+        self._evidence: dict[int, _ShapeEvidence] = {}
+
+    def classify(self, target: Target) -> Verdict:
+        case = Case(target=target, cluster=self.cluster, spec=target.spec, funnel_of=self._funnel)
+        try:
+            decision = walk(case)
+        except UnreadableSpec as exc:
+            return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE, reason=f"{target.source}: {exc}",
+                           evidence={"missing": target.source, "invalid": [str(exc)]})
+        except QuantityError as exc:
+            # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
+            # this target cannot be decided; the others still are.
+            return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE,
+                           reason=f"{target.source}: unusable quantity: {exc}",
+                           evidence={"missing": exc.file or target.source, "invalid": [str(exc)]})
+        funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
+        shape = self._shape_evidence(case.funnel) if funnel is not None else None
+        fit = None
+        if shape is not None and decision.word == words.EXHAUSTED:
+            if shape.fit is None:
+                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
+            fit = shape.fit
+        scheduler = self._scheduler(target, decision.word, case) if target.kind == "Pod" and target.spec is not None else None
+        return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
+                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler)
+
+    def ask(self, namespace: str, name: str) -> Verdict | None:
+        """`why NS/NAME` of a pod: a target, or a pod that is not one (then `running` or `no-gpu-request`)."""
+        for t in self.cluster.pod_targets:
+            if t.namespace == namespace and t.name == name:
+                return self.classify(t)
+        asked = self.cluster.asked
+        if asked is None or (asked.namespace, asked.name) != (namespace, name):
+            return None
+        if asked.invalid:
+            return self.classify(asked)
+        return self._not_a_target(asked)
+
+    def _not_a_target(self, t: Target) -> Verdict:
+        case = Case(target=t, cluster=self.cluster, spec=t.spec, funnel_of=self._funnel)
+        decision = no_gpu_request(case)
+        if decision is not None:
+            return Verdict(target=t, word=decision.word, reason=f"{t.phase} on {t.node_name}, {decision.reason}",
+                           evidence={"phase": t.phase, "nodeName": t.node_name, **case.evidence})
+        note = "" if t.phase not in TERMINATED else " (it ran and ended)"
+        return Verdict(target=t, word=words.RUNNING, reason=f"{t.phase} on {t.node_name}{note}: not a scheduling problem",
+                       evidence={"phase": t.phase, "nodeName": t.node_name})
+
+    def _funnel(self, spec: dict, pin: str) -> FunnelResult:
+        facts = PodFacts.of(spec, pin)
+        funnel = self._funnels.get(facts) if self.cache else None
+        if funnel is None:
+            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster)
+        return funnel
+
+    def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
+        shape = self._evidence.get(id(funnel))
+        if shape is None:
+            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel))
+        return shape
+
+    def _scheduler(self, target: Target, word: str, case: Case) -> dict | None:
+        c = self.cluster
+        said = scheduler_message.recorded(c, target)
+        sched: dict = {}
+        if said is not None:
+            sched = {"message": said.message, "source": said.source, "reason": said.reason}
+            event = c.scheduler_events.get((target.namespace, target.name))
+            if event is not None and event.source != said.source:
+                sched["event"] = {"message": event.message, "source": event.source}
+        if c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED:
+            funnel = case.funnel if case.funnel is not None and not case.funnel.facts.pin else self._funnel(target.spec, "")
+            shape = self._shape_evidence(funnel)
+            if not shape.rebuilt_done:
+                shape.rebuilt = scheduler_message.rebuild(c, funnel.facts)
+                shape.rebuilt_done = True
+            sched["rebuilt"] = shape.rebuilt
+            if said is not None:
+                sched["comparison"] = scheduler_message.compare(said.message, shape.rebuilt)
+        if said is not None and said.message:
+            note = scheduler_message.conflation_note(said.message, word)
+            if note:
+                sched["conflation"] = note
+            hint = scheduler_message.preemption_hint(said.message)
+            if hint:
+                sched["preemption"] = hint
+        return sched or None
+
+
+def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True,  # type: ignore[assignment]
+                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
+    """Every target: pods that will not start, then attempts and refused owners (optionally only some namespaces)."""
+    clf = Classifier(cluster, cache=cache)
+    wanted = set(namespaces)
+    return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra) if not wanted or t.namespace in wanted]

@@ -1,0 +1,27 @@
+"""Rows 15-16 of causes.md: some node fits by this bundle. `unclassified` when the pod depends on something
+not modelled (the scheduler's own message is then the best evidence), else `fits-now`."""
+
+from __future__ import annotations
+
+from analyzer import words
+from analyzer.model.podspec import unmodelled
+from analyzer.rules.case import Case, Decision
+from analyzer.rules.funnel import _names
+
+
+def decide(case: Case) -> Decision:
+    c, ev = case.cluster, case.evidence
+    assert case.funnel is not None  # the funnel rule ran and left candidates
+    fits = [n.name for n in case.funnel.fits]
+    unknown = [n for n in fits if n in c.unknown_usage]
+    if unknown and len(unknown) == len(fits):
+        ev["missing"] = c.unknown_usage[unknown[0]].file
+        ev["unknown_usage"] = {n: str(c.unknown_usage[n]) for n in unknown[:20]}
+        return Decision(word=words.INSUFFICIENT_EVIDENCE,
+                        reason=f"only {_names(unknown)} could take it, and an invalid pod bound there hides its usage")
+    needs = unmodelled(case.spec or {})
+    ev["fits_on"] = fits[:50]
+    if needs:
+        ev["not_modelled"] = needs
+        return Decision(word=words.UNCLASSIFIED, reason=f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs))
+    return Decision(word=words.FITS_NOW, reason=f"fits now on {_names(fits)}")

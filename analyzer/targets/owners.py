@@ -1,0 +1,100 @@
+"""Controller refusals: owners (ReplicaSet, Job, StatefulSet, DaemonSet) whose latest FailedCreate event
+says `pods "…" is forbidden`. Answered once per owner with desired vs existing replicas."""
+
+from __future__ import annotations
+
+from analyzer.bundle.validation import Loaded
+from analyzer.model.events import event_time
+from analyzer.targets.server_text import text_from_event
+from analyzer.targets.target import Target
+
+OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
+
+
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def owner_refusals(loaded: Loaded) -> list[Target]:
+    """One target per owner whose latest FailedCreate event says the pod was forbidden
+    (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
+    doc = loaded.documents.get("events")
+    if doc is None:
+        return []
+    latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
+    counts: dict[tuple[str, str, str], int] = {}
+    for _, e in doc.valid_items():
+        if e.get("reason") != "FailedCreate":
+            continue
+        io = e.get("involvedObject") or {}
+        kind = io.get("kind")
+        if kind not in OWNER_FILES:
+            continue
+        key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
+        t = event_time(e)
+        if key not in latest or t >= latest[key][0]:
+            latest[key] = (t, e)
+        if text_from_event(str(e.get("message") or "")) is not None:
+            n = e.get("count") if isinstance(e.get("count"), int) else (_dict(e.get("series")).get("count") or 1)
+            counts[key] = counts.get(key, 0) + (n if isinstance(n, int) and n > 0 else 1)
+    owners = _owner_index(loaded)
+    out: list[Target] = []
+    for key in sorted(latest):
+        kind, ns, name = key
+        t, event = latest[key]
+        message = str(event.get("message") or "")
+        text = text_from_event(message)
+        if text is None:
+            continue  # the latest failure is not an admission refusal
+        owner_obj, problem = owners.get(key, (None, None))
+        spec = None
+        owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
+        if owner_obj is None:
+            owner["object"] = problem or (f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json "
+                                          f"({loaded.why_missing(OWNER_FILES[kind])})")
+        else:
+            spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
+            desired, existing = _replicas(kind, owner_obj)
+            owner.update({"desired": desired, "existing": existing})
+            if desired is not None and existing is not None and existing >= desired:
+                continue  # the controller has since created every pod it wants: resolved
+        out.append(Target(kind=kind, namespace=ns, name=name, spec=spec, created=False,
+                          source=f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner, server_text=text))
+    return out
+
+
+def _owner_index(loaded: Loaded) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
+    """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid."""
+    index: dict[tuple[str, str, str], tuple[dict | None, str | None]] = {}
+    for kind, file in OWNER_FILES.items():
+        doc = loaded.documents.get(file)
+        if doc is None:
+            continue
+        for i, item in enumerate(doc.items):
+            meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
+            key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if i in doc.invalid:
+                index.setdefault(key, (None, f"{kind} {key[1]}/{key[2]} is invalid: {doc.invalid[i][0] if doc.invalid[i] else doc.item_path(i)}"))
+            else:
+                index[key] = (item, None)
+    return index
+
+
+def _replicas(kind: str, obj: dict) -> tuple[int | None, int | None]:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    if kind in ("ReplicaSet", "StatefulSet"):
+        r = spec.get("replicas")
+        return (1 if r is None else r), (status.get("replicas") or 0)
+    if kind == "Job":
+        if spec.get("suspend"):
+            return 0, status.get("active") or 0
+        parallelism = spec.get("parallelism")
+        parallelism = 1 if parallelism is None else parallelism
+        completions = spec.get("completions")
+        if completions is not None:
+            parallelism = min(parallelism, max(0, completions - (status.get("succeeded") or 0)))
+        return parallelism, status.get("active") or 0
+    if kind == "DaemonSet":
+        return status.get("desiredNumberScheduled"), status.get("currentNumberScheduled") or 0
+    return None, None

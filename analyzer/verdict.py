@@ -1,0 +1,58 @@
+"""A verdict: one target's cause word, reason and evidence, complete when classification returns.
+
+Formats (analyzer/report/) only render it; nothing here computes. The funnel and fit evidence are plain data
+shared by every pod of one shape (a Deployment's hundred replicas share one funnel)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer import words
+from analyzer.targets.target import Target
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fit:
+    """For `exhausted`: each candidate's allocatable, used (by whom), free, requested; and the sub-cases."""
+
+    rows: list[dict]
+    fragmented: bool
+    too_large: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    target: Target
+    word: str
+    reason: str
+    evidence: dict
+    funnel: list[dict] | None = None  # per stage: name, nodes in/out, removed nodes grouped by reason
+    fit: Fit | None = None
+    scheduler: dict | None = None  # the scheduler's message: recorded, rebuilt, compared
+
+    @property
+    def key(self) -> str:
+        return self.target.key
+
+    def to_dict(self) -> dict:
+        """The JSON shape described by schemas/verdicts.schema.json."""
+        t = self.target
+        out: dict = {
+            "kind": t.kind,
+            "namespace": t.namespace,
+            "name": t.name,
+            "word": self.word,
+            "reason": self.reason,
+            "next_action": words.next_action(self.word),
+            "source": t.source,
+            "evidence": self.evidence,
+            "funnel": self.funnel,
+            "fit": self.fit.rows if self.fit else None,
+            "fragmented": self.fit.fragmented if self.fit else None,
+            "too_large": self.fit.too_large if self.fit else None,
+            "scheduler_message": None,
+        }
+        if self.scheduler:
+            out["scheduler_message"] = self.scheduler.get("message")
+            out["scheduler"] = self.scheduler
+        return out
