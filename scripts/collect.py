@@ -602,7 +602,6 @@ class Collector:
         self.redacting = not opts.no_redact
         self.total_counts = dict((r, 0) for r in RULES)
         self.failed = []  # type: list
-        self.not_served = []  # type: list
         self.client_version = None  # type: str | None
         self.server_version = None  # type: str | None
         self.out = progress
@@ -770,9 +769,11 @@ class Collector:
                 # Checked now, so the first namespace that fails is the one named.
                 try:
                     if len(commands) == 1:
+                        # Stops at the first item redaction changes: that file
+                        # is written anew anyway.
                         single = self.scan(part, stop_when_changed=True)
                     else:
-                        items, members, _, _, _ = self.scan(part, stop_when_changed=False)
+                        members = self.scan(part, stop_when_changed=False)[1]
                         if header is None:
                             header = members
                 except NotJSON as e:
@@ -788,7 +789,6 @@ class Collector:
             entry["seconds"] = round(time.monotonic() - t0, 3)
             if unserved:
                 entry["status"] = "not-served"
-                self.not_served.append(name)
                 self.progress("%s: not served by this cluster" % name)
                 return entry
             if bad is not None:
