@@ -18,6 +18,8 @@ schemas/attempt.schema.json.
 from __future__ import annotations
 
 import argparse
+import codecs
+import collections
 import datetime
 import gzip
 import hashlib
@@ -45,19 +47,50 @@ RULE_LAST_APPLIED = "last-applied-configuration"
 RULES = [RULE_ENV, RULE_LAST_APPLIED]
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
-# (resource as kubectl names it, namespaced). The file is "<resource>.json".
+# Every kind the collector reads, in collection order. One row per file:
+#   file        the bundle file ("<name>.json"; name is also the manifest's "kind")
+#   resource    what `kubectl get` is given: fully qualified for the
+#               resource.k8s.io kinds, so a CRD with the same short name
+#               cannot shadow them
+#   group       the API group ("" for the core group)
+#   namespaced  read with -A, or one `-n NS` per --namespace
+#   required    the analysis cannot start without it: when every required
+#               kind fails, the cluster cannot be read at all (exit 1)
+# tests/test_collect.py imports this table; keep it a plain list of tuples.
+Kind = collections.namedtuple("Kind", "file resource group namespaced required")
+DRA_GROUP = "resource.k8s.io"
 KINDS = [
-    ("pods", True),
-    ("nodes", False),
-    ("resourcequotas", True),
-    ("runtimeclasses", False),
-    ("events", True),
-    ("replicasets", True),
-    ("jobs", True),
-    ("statefulsets", True),
-    ("daemonsets", True),
-    ("namespaces", False),
+    Kind("pods.json", "pods", "", True, True),
+    Kind("nodes.json", "nodes", "", False, True),
+    Kind("resourcequotas.json", "resourcequotas", "", True, False),
+    Kind("runtimeclasses.json", "runtimeclasses", "node.k8s.io", False, False),
+    Kind("events.json", "events", "", True, False),
+    Kind("replicasets.json", "replicasets", "apps", True, False),
+    Kind("jobs.json", "jobs", "batch", True, False),
+    Kind("statefulsets.json", "statefulsets", "apps", True, False),
+    Kind("daemonsets.json", "daemonsets", "apps", True, False),
+    Kind("namespaces.json", "namespaces", "", False, False),
+    # Dynamic Resource Allocation (shared/spec/dra.md). Whatever version the
+    # server prefers (v1 from 1.34, v1beta2 on 1.33, v1beta1 on 1.32) is kept.
+    Kind("resourceclaims.json", "resourceclaims." + DRA_GROUP, DRA_GROUP, True, False),
+    Kind("resourceclaimtemplates.json", "resourceclaimtemplates." + DRA_GROUP, DRA_GROUP,
+         True, False),
+    Kind("resourceslices.json", "resourceslices." + DRA_GROUP, DRA_GROUP, False, False),
+    Kind("deviceclasses.json", "deviceclasses." + DRA_GROUP, DRA_GROUP, False, False),
+    Kind("devicetaintrules.json", "devicetaintrules." + DRA_GROUP, DRA_GROUP, False, False),
 ]
+# Groups an older (or differently configured) supported server may not serve
+# at all: their kinds are "not-served" there, which is not a failure.
+MAY_BE_UNSERVED = (DRA_GROUP,)
+# kubectl's words for a resource type discovery does not know
+# (cli-runtime pkg/resource/builder.go mappingFor: `the server doesn't have a
+# resource type %q` with groupResource.Resource, i.e. the unqualified plural;
+# printed by kubectl/pkg/cmd/util/helpers.go checkErr with "error: ").
+NOT_SERVED = re.compile(r'^error: the server doesn\'t have a resource type "([^"]+)"')
+# klog lines kubectl prints before its own error (memcache.go discovery
+# retries): "E1130 16:20:01.123456   12345 memcache.go:265] ..."
+KLOG_LINE = re.compile(r"^[IWEF][0-9]{4} [0-9:.]+ +[0-9]+ [^ \]]+\] ")
+
 # Never, whatever the arguments: these hold credentials and configuration.
 NEVER_COLLECTED = ("secrets", "secret", "configmaps", "configmap", "cm")
 # A --manifest holding one of these is refused while redaction is on (YAML or
@@ -67,8 +100,11 @@ SECRET_KIND = re.compile(
     re.MULTILINE)
 
 EXIT_OK = 0
+EXIT_UNREACHABLE = 1
 EXIT_USAGE = 2
 EXIT_PARTIAL = 3
+# --keep-failed: <output-dir>/<context>-<UTC time>.failed-manifest.json
+FAILED_MANIFEST = ".failed-manifest.json"
 
 EPILOG = """\
 what it writes:
@@ -77,6 +113,10 @@ what it writes:
     pods.json nodes.json resourcequotas.json runtimeclasses.json events.json
     replicasets.json jobs.json statefulsets.json daemonsets.json
     namespaces.json version.json          (kubectl's own -o json output)
+    resourceclaims.json resourceclaimtemplates.json resourceslices.json
+    deviceclasses.json devicetaintrules.json   (DRA, resource.k8s.io; a
+                    cluster that does not serve them: "not-served" in the
+                    manifest, no file, not a failure)
     attempts/NN-<name>.json               one per --manifest
   The directory appears under its final name only when complete.
 
@@ -90,12 +130,17 @@ redaction (on by default; --no-redact keeps everything):
 
 output:
   stderr: one progress line per kind; if some kind could not be read the
-          last line starts with "partial:".
+          last line starts with "partial:". If neither pods nor nodes can be
+          read, the first line is "cannot read the cluster: <kubectl's
+          error>" and no bundle is written.
   stdout: with --archive the .tar.gz path, then (always the last line) the
           bundle directory.
 
 exit status:
   0 complete, 3 partial (some kinds failed; the rest is written),
+  1 the cluster cannot be read (pods and nodes both failed: unreachable API
+    server, no kubeconfig, no permission); nothing is written unless
+    --keep-failed, which keeps <context>-<UTC time>.failed-manifest.json,
   2 usage error or kubectl cannot be run (nothing written),
   130/143 interrupted (temporary directory removed).
 
@@ -196,6 +241,225 @@ def redact(node: object, counts: dict) -> None:
             stack.extend(cur)
 
 
+# ---------------------------------------------------------------- streaming lists
+#
+# kubectl's stdout is spooled to a part file; a List is then walked one item
+# at a time (json.JSONDecoder.raw_decode on a sliding window of the file), so
+# memory holds one window plus one item, never the parsed document.
+
+CHUNK = 1 << 20  # bytes read at a time
+_DECODER = json.JSONDecoder()
+_WHITESPACE = " \t\n\r"
+
+
+class NotJSON(ValueError):
+    """The part file is not one JSON document; the text says where, as json does."""
+
+
+class NotAList(ValueError):
+    """Valid JSON, but not a Kubernetes List with an items array."""
+
+
+class ListReader:
+    """Walks a JSON document from a file: the top-level members of a List in
+    order, its items one at a time. Also hashes the bytes it reads, so a file
+    read to the end needs no second read for its sha256."""
+
+    def __init__(self, path: str, chunk: int = CHUNK) -> None:
+        self.f = open(path, "rb")
+        self.chunk = chunk
+        # As json.loads(bytes) decodes: UTF-8, a BOM skipped, surrogates passed.
+        self.text = codecs.getincrementaldecoder("utf-8-sig")("surrogatepass")
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.sha = hashlib.sha256()
+        self.nbytes = 0
+        # Where buf starts in the whole text, for error messages like json's.
+        self.base = 0
+        self.base_line = 1
+        self.base_col = 0  # characters since the last newline before buf
+
+    def close(self) -> None:
+        self.f.close()
+
+    def __enter__(self) -> "ListReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _fill(self, at_least: int = 0) -> bool:
+        """Drop what is consumed, append the next bytes; False at the end."""
+        if self.eof:
+            return False
+        if self.pos:
+            dropped = self.buf[:self.pos]
+            newlines = dropped.count("\n")
+            if newlines:
+                self.base_line += newlines
+                self.base_col = len(dropped) - dropped.rfind("\n") - 1
+            else:
+                self.base_col += len(dropped)
+            self.base += self.pos
+            self.buf = self.buf[self.pos:]
+            self.pos = 0
+        data = self.f.read(max(self.chunk, at_least))
+        try:
+            if data:
+                self.sha.update(data)
+                self.nbytes += len(data)
+                self.buf += self.text.decode(data)
+            else:
+                self.eof = True
+                self.buf += self.text.decode(b"", True)
+        except UnicodeDecodeError as e:
+            raise NotJSON(str(e))
+        return True
+
+    def error(self, msg: str, pos: int) -> NotJSON:
+        line = self.base_line + self.buf.count("\n", 0, pos)
+        nl = self.buf.rfind("\n", 0, pos)
+        col = pos - nl if nl >= 0 else self.base_col + pos + 1
+        return NotJSON("%s: line %d column %d (char %d)" % (msg, line, col, self.base + pos))
+
+    def peek(self) -> str:
+        """The next character that is not whitespace ("" at the end)."""
+        while True:
+            buf, pos = self.buf, self.pos
+            while pos < len(buf) and buf[pos] in _WHITESPACE:
+                pos += 1
+            self.pos = pos
+            if pos < len(buf) or not self._fill():
+                return buf[pos] if pos < len(buf) else ""
+
+    def expect(self, chars: str, what: str) -> str:
+        c = self.peek()
+        if not c or c not in chars:
+            raise self.error("Expecting %s" % what, self.pos)
+        self.pos += 1
+        return c
+
+    def value(self) -> object:
+        """Decode the JSON value at the current position."""
+        self.peek()
+        while True:
+            try:
+                obj, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                # Cut off by the window's end (an error there, or a string
+                # not closed yet): read more and try again. An error well
+                # inside the window is the text's own.
+                cut = (len(self.buf) - e.pos < 65536
+                       or e.msg.startswith("Unterminated string"))
+                if cut and self._fill(len(self.buf) - self.pos):
+                    continue
+                raise self.error(e.msg, e.pos)
+            # A value close to the window's end may go on ("1e" of "1e+300").
+            if len(self.buf) - end < 64 and self._fill(len(self.buf) - self.pos):
+                continue
+            self.pos = end
+            return obj
+
+    def events(self):
+        """("member", key, value) for every top-level member but the items
+        array, ("items", key, None) where the items array starts, then
+        ("item", index, item) for each item and ("end", key, count). Raises
+        NotJSON or NotAList (the latter only once the whole text is read)."""
+        if self.peek() != "{":
+            self.value()
+            if self.peek():
+                raise self.error("Extra data", self.pos)
+            raise NotAList("stdout is not a Kubernetes List with items")
+        self.pos += 1
+        items = None
+        bad_items = False
+        if self.peek() == "}":
+            self.pos += 1
+        else:
+            while True:
+                if self.peek() != '"':
+                    raise self.error("Expecting property name enclosed in double quotes", self.pos)
+                key = self.value()
+                self.expect(":", "':' delimiter")
+                if key == "items" and self.peek() == "[":
+                    if items is not None:
+                        # json.loads would keep only the last; a stream cannot.
+                        bad_items = True
+                    items = 0
+                    self.pos += 1
+                    yield ("items", key, None)
+                    if self.peek() == "]":
+                        self.pos += 1
+                    else:
+                        while True:
+                            yield ("item", items, self.value())
+                            items += 1
+                            if self.expect(",]", "',' delimiter") == "]":
+                                break
+                    yield ("end", key, items)
+                else:
+                    value = self.value()
+                    if key == "items":
+                        bad_items = True
+                    yield ("member", key, value)
+                if self.expect(",}", "',' delimiter") == "}":
+                    break
+        if self.peek():
+            raise self.error("Extra data", self.pos)
+        if items is None or bad_items:
+            raise NotAList("stdout is not a Kubernetes List with items")
+
+
+def _indented(obj: object, depth: int) -> str:
+    """json.dumps(obj, indent=4) as it appears `depth` levels down."""
+    text = json.dumps(obj, indent=4, ensure_ascii=False)
+    return text.replace("\n", "\n" + " " * (4 * depth)) if depth else text
+
+
+class ListWriter:
+    """Writes a List member by member, item by item, byte for byte as
+    dumps_kubectl (json.dumps indent=4, ensure_ascii=False, final newline)
+    would write the whole document; hashes and counts what it writes."""
+
+    def __init__(self, f) -> None:
+        self.f = f  # a binary file, closed by the caller
+        self.sha = hashlib.sha256()
+        self.nbytes = 0
+        self.members = 0
+        self.items = 0
+        self.write("{")
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.sha.update(data)
+        self.nbytes += len(data)
+        self.f.write(data)
+
+    def key(self, key: str) -> None:
+        self.write("%s\n    %s: " % ("," if self.members else "",
+                                      json.dumps(key, ensure_ascii=False)))
+        self.members += 1
+
+    def member(self, key: str, value: object) -> None:
+        self.key(key)
+        self.write(_indented(value, 1))
+
+    def begin_items(self, key: str) -> None:
+        self.key(key)
+        self.items = 0
+
+    def item(self, value: object) -> None:
+        self.write("%s\n        %s" % ("," if self.items else "[", _indented(value, 2)))
+        self.items += 1
+
+    def end_items(self) -> None:
+        self.write("\n    ]" if self.items else "[]")
+
+    def finish(self) -> None:
+        self.write("\n}\n" if self.members else "}\n")
+
+
 # ---------------------------------------------------------------- kubectl
 
 
@@ -288,8 +552,50 @@ def ordered(entry: dict) -> dict:
     return out
 
 
+class Progress:
+    """Progress lines on stderr. Held back until the cluster is known to be
+    readable, so that when it is not, "cannot read the cluster: ..." can be
+    the first line."""
+
+    def __init__(self) -> None:
+        self.held = []  # type: list
+        self.holding = True
+
+    def line(self, text: str) -> None:
+        if self.holding:
+            self.held.append(text)
+            return
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def release(self) -> None:
+        self.holding = False
+        held, self.held = self.held, []
+        for text in held:
+            self.line(text)
+
+
+def kubectl_error(stderr: str) -> str:
+    """kubectl's own error line: the last line that is not a klog line
+    (kubectl prints its message last, after any memcache.go retries)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    own = [line for line in lines if not KLOG_LINE.match(line)]
+    return own[-1] if own else (lines[-1] if lines else "")
+
+
+def not_served(kind: Kind, exit_status: int | None, stderr: str) -> bool:
+    """kubectl said the server has no such resource type, for a kind whose
+    group a supported server may lack."""
+    if kind.group not in MAY_BE_UNSERVED or exit_status != 1:
+        return False
+    short = kind.resource.split(".")[0]
+    return any(m is not None and m.group(1) == short
+               for m in (NOT_SERVED.match(line.strip()) for line in stderr.splitlines()))
+
+
 class Collector:
-    def __init__(self, opts: argparse.Namespace, kubectl: Kubectl, tmpdir: str) -> None:
+    def __init__(self, opts: argparse.Namespace, kubectl: Kubectl, tmpdir: str,
+                 progress: Progress) -> None:
         self.opts = opts
         self.kubectl = kubectl
         self.tmpdir = tmpdir
@@ -298,10 +604,10 @@ class Collector:
         self.failed = []  # type: list
         self.client_version = None  # type: str | None
         self.server_version = None  # type: str | None
+        self.out = progress
 
     def progress(self, text: str) -> None:
-        sys.stderr.write(text + "\n")
-        sys.stderr.flush()
+        self.out.line(text)
 
     def add_counts(self, counts: dict) -> None:
         for k, v in counts.items():
@@ -316,36 +622,12 @@ class Collector:
             raw = f.read()
         return r, raw, part
 
-    def finish_file(self, entry: dict, part: str, raw: bytes, obj: object,
-                    merged: bool) -> None:
-        """Redact obj if asked; the file gets kubectl's bytes exactly (the
-        part file, renamed) unless redaction changed something or the List
-        was merged, then obj re-serialised the way kubectl indents."""
-        path = os.path.join(self.tmpdir, entry["path"])
-        counts = dict((r, 0) for r in RULES) if self.redacting else {}
-        if self.redacting:
-            redact(obj, counts)
-        if merged or sum(counts.values()) > 0:
-            data = dumps_kubectl(obj)
-            with open(path, "wb") as f:
-                f.write(data)
-            _remove(part)
-        else:
-            data = raw
-            os.rename(part, path)
-        entry["status"] = "ok"
-        entry["bytes"] = len(data)
-        entry["sha256"] = sha256_bytes(data)
-        if self.redacting:
-            entry["redactions"] = counts
-            self.add_counts(counts)
-
     def fail(self, entry: dict, name: str, error: str | None = None) -> None:
         entry["status"] = "failed"
         if error:
             entry["error"] = error
         self.failed.append(name)
-        msg = first_line(entry.get("stderr", "")) or error or "failed"
+        msg = kubectl_error(entry.get("stderr", "")) or error or "failed"
         self.progress("%s: FAILED (exit %s): %s" % (name, entry.get("exitStatus"), msg))
 
     def collect_version(self) -> dict:
@@ -385,87 +667,176 @@ class Collector:
             self.client_version, self.server_version, len(raw), r["seconds"]))
         return entry
 
-    def collect_kind(self, resource: str, namespaced: bool) -> dict:
-        namespaces = self.opts.namespaces if namespaced else None
+    def scan(self, part: str, stop_when_changed: bool):
+        """Read a part file through: (items, non-items members, changed,
+        sha256, bytes). With stop_when_changed, stops at the first item
+        redaction would change (items and hashes are then incomplete).
+        Raises NotJSON / NotAList."""
+        members = []  # type: list
+        items = 0
+        counts = {}  # type: dict
+        with ListReader(part) as reader:
+            for event, key, value in reader.events():
+                if event == "member":
+                    members.append((key, value))
+                elif event == "item":
+                    items += 1
+                if self.redacting and event in ("member", "item"):
+                    redact(value, counts)
+                    if stop_when_changed and counts:
+                        return items, members, True, None, None
+            return items, members, bool(counts), reader.sha.hexdigest(), reader.nbytes
+
+    def write_list(self, entry: dict, parts: list, header: list | None) -> None:
+        """Write entry["path"] from the part files, item by item, redacted if
+        asked, formatted the way kubectl indents. One part: its own members
+        in its own order. Several (one per namespace): `header` members,
+        with the items of every part in order."""
+        path = os.path.join(self.tmpdir, entry["path"])
+        counts = dict((r, 0) for r in RULES) if self.redacting else {}
+        with open(path, "wb") as f:
+            w = ListWriter(f)
+            if header is None:
+                with ListReader(parts[0]) as reader:
+                    for event, key, value in reader.events():
+                        if event == "member":
+                            if self.redacting:
+                                redact(value, counts)
+                            w.member(key, value)
+                        elif event == "items":
+                            w.begin_items(key)
+                        elif event == "item":
+                            if self.redacting:
+                                redact(value, counts)
+                            w.item(value)
+                        else:
+                            w.end_items()
+            else:
+                for key, value in header:
+                    if key != "items":
+                        w.member(key, value)
+                        continue
+                    w.begin_items(key)
+                    for part in parts:
+                        with ListReader(part) as reader:
+                            for event, _, item in reader.events():
+                                if event == "item":
+                                    if self.redacting:
+                                        redact(item, counts)
+                                    w.item(item)
+                    w.end_items()
+            w.finish()
+        entry["items"] = w.items
+        entry["status"] = "ok"
+        entry["bytes"] = w.nbytes
+        entry["sha256"] = w.sha.hexdigest()
+        if self.redacting:
+            entry["redactions"] = counts
+            self.add_counts(counts)
+
+    def collect_kind(self, kind: Kind) -> dict:
+        name = kind.file[:-len(".json")]
+        namespaces = self.opts.namespaces if kind.namespaced else None
         t0 = time.monotonic()
-        entry = {"path": resource + ".json", "kind": resource}  # type: dict
-        if not namespaces:
-            args = ["get", resource] + (["-A"] if namespaced else []) + ["-o", "json"]
-            r, raw, part = self.capture(args, resource)
-            entry["command"] = r["command"]
-            entry["exitStatus"] = r["exitStatus"]
-            entry["stderr"] = r["stderr"]
-            entry["seconds"] = round(time.monotonic() - t0, 3)
-            obj, error = self.parse_list(r["exitStatus"], raw)
-            if obj is None:
-                _remove(part)
-                self.fail(entry, resource, error)
-                return entry
-            entry["items"] = len(obj["items"])
-            self.finish_file(entry, part, raw, obj, merged=False)
+        entry = {"path": kind.file, "kind": name}  # type: dict
+        if namespaces:
+            commands = [["get", kind.resource, "-n", ns, "-o", "json"] for ns in namespaces]
         else:
-            # One `get -n NS` per namespace, items merged into one List.
-            runs = []
-            items = []  # type: list
-            first_obj = None
-            error = None
-            bad = None
-            for ns in namespaces:
-                r, raw, part = self.capture(["get", resource, "-n", ns, "-o", "json"], resource)
+            commands = [["get", kind.resource] + (["-A"] if kind.namespaced else []) + ["-o", "json"]]
+        runs = []  # type: list
+        parts = []  # type: list
+        bad = None  # (run, error) of the first namespace that failed
+        header = None  # the first List's members, for a merged List
+        unserved = False
+        try:
+            for i, args in enumerate(commands):
+                part = os.path.join(self.tmpdir, ".%s.part" % name if i == 0
+                                    else ".%s.%d.part" % (name, i + 1))
+                r = self.kubectl.run(args, stdout_path=part)
                 runs.append({"command": r["command"], "exitStatus": r["exitStatus"],
                              "stderr": r["stderr"], "seconds": r["seconds"]})
-                obj, err = self.parse_list(r["exitStatus"], raw)
-                if obj is None:
+                if r["exitStatus"] != 0:
                     _remove(part)
+                    if i == 0 and not_served(kind, r["exitStatus"], r["stderr"]):
+                        unserved = True  # the whole resource type: no other namespace has it
+                        break
                     if bad is None:
-                        bad, error = runs[-1], err
+                        bad = (runs[-1], None)
                     continue
-                if first_obj is None:
-                    first_obj = obj
-                items.extend(obj["items"])
-                if len(namespaces) > 1:
-                    _remove(part)
-            first = bad if bad is not None else runs[0]
+                parts.append(part)
+                if bad is not None:
+                    continue
+                # Checked now, so the first namespace that fails is the one named.
+                try:
+                    if len(commands) == 1:
+                        # Stops at the first item redaction changes: that file
+                        # is written anew anyway.
+                        single = self.scan(part, stop_when_changed=True)
+                    else:
+                        members = self.scan(part, stop_when_changed=False)[1]
+                        if header is None:
+                            header = members
+                except NotJSON as e:
+                    bad = (runs[-1], "stdout is not JSON: %s" % e)
+                except NotAList as e:
+                    bad = (runs[-1], str(e))
+            first = bad[0] if bad is not None else runs[0]
             entry["command"] = first["command"]
             entry["exitStatus"] = first["exitStatus"]
             entry["stderr"] = "".join(x["stderr"] for x in runs)
-            entry["commands"] = runs
+            if namespaces:
+                entry["commands"] = runs
             entry["seconds"] = round(time.monotonic() - t0, 3)
-            if bad is not None:
-                self.fail(entry, resource, error)
+            if unserved:
+                entry["status"] = "not-served"
+                self.progress("%s: not served by this cluster" % name)
                 return entry
-            entry["items"] = len(items)
-            if len(runs) == 1:
-                # A single namespace: kubectl's own output, as for -A.
-                self.finish_file(entry, part, raw, first_obj, merged=False)
-            else:
-                merged = {
-                    "apiVersion": (first_obj or {}).get("apiVersion", "v1"),
-                    "items": items,
-                    "kind": "List",
-                    "metadata": {"resourceVersion": ""},
-                }
-                self.finish_file(entry, "", b"", merged, merged=True)
+            if bad is not None:
+                self.fail(entry, name, bad[1])
+                return entry
+            try:
+                if len(commands) == 1:
+                    items, _, changed, sha, nbytes = single
+                    if not changed:
+                        # kubectl's own bytes, as they came.
+                        os.rename(parts[0], os.path.join(self.tmpdir, entry["path"]))
+                        parts = []
+                        entry.update(items=items, status="ok", bytes=nbytes, sha256=sha)
+                        if self.redacting:
+                            entry["redactions"] = dict((r, 0) for r in RULES)
+                    else:
+                        self.write_list(entry, parts, None)
+                else:
+                    # One `get -n NS` per namespace, items merged into one List.
+                    merged = [("apiVersion", dict(header).get("apiVersion", "v1")),
+                              ("items", None), ("kind", "List"),
+                              ("metadata", {"resourceVersion": ""})]
+                    self.write_list(entry, parts, merged)
+            except (NotJSON, NotAList, UnicodeEncodeError) as e:
+                # Only reachable past the first changed item of one part, or
+                # for text that cannot be written back as UTF-8 (a lone
+                # surrogate that json.loads accepted).
+                _remove(os.path.join(self.tmpdir, entry["path"]))
+                for k in ("items", "status", "bytes", "sha256", "redactions"):
+                    entry.pop(k, None)
+                if isinstance(e, NotJSON):
+                    text = "stdout is not JSON: %s" % e
+                elif isinstance(e, NotAList):
+                    text = str(e)
+                else:
+                    text = "cannot write the redacted copy as UTF-8: %s" % e
+                self.fail(entry, name, text)
+                return entry
+        finally:
+            for part in parts:
+                _remove(part)
         red = ""
         if entry.get("redactions") and sum(entry["redactions"].values()):
             red = ", " + ", ".join("%d %s redacted" % (v, k)
                                    for k, v in sorted(entry["redactions"].items()) if v)
         self.progress("%s: %d items, %d bytes, %.2f s%s" % (
-            resource, entry["items"], entry["bytes"], entry["seconds"], red))
+            name, entry["items"], entry["bytes"], entry["seconds"], red))
         return entry
-
-    @staticmethod
-    def parse_list(exit_status: int | None, raw: bytes):
-        """(List object, None) or (None, reason for failure or None)."""
-        if exit_status != 0:
-            return None, None
-        try:
-            obj = json.loads(raw)
-        except ValueError as e:
-            return None, "stdout is not JSON: %s" % e
-        if not isinstance(obj, dict) or not isinstance(obj.get("items"), list):
-            return None, "stdout is not a Kubernetes List with items"
-        return obj, None
 
     def collect_attempt(self, index: int, source: str) -> dict:
         base = os.path.basename(source.rstrip("/")) or "manifest"
@@ -537,8 +908,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
         description=("Collect a gpu-triage bundle: read-only kubectl outputs (pods, nodes,\n"
-                     "quotas, runtime classes, events, owners, namespaces, version) for\n"
-                     "offline analysis with `gpu-triage analyze`. Needs only kubectl and\n"
+                     "quotas, runtime classes, events, owners, namespaces, DRA claims,\n"
+                     "slices and classes, version) for offline analysis with\n"
+                     "`gpu-triage analyze`. Needs only kubectl and\n"
                      "Python 3.8+; reads the cluster, never changes it."),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -561,6 +933,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="keep env values and last-applied-configuration annotations")
     p.add_argument("--kubectl", default="kubectl", metavar="PATH",
                    help="kubectl executable (default: kubectl on PATH)")
+    p.add_argument("--keep-failed", action="store_true",
+                   help=("when the cluster cannot be read at all (exit 1), keep that run's "
+                         "manifest as <output-dir>/<context>-<UTC time>" + FAILED_MANIFEST
+                         + " for the ticket"))
     return p
 
 
@@ -638,44 +1014,8 @@ def pick_final_name(out_dir: str, base: str) -> str:
     return name
 
 
-def run(opts: argparse.Namespace, state: dict) -> int:
-    exe = opts.kubectl
-    if shutil.which(exe) is None:
-        raise KubectlUnusable("kubectl not found or not executable: %s" % exe)
-    flags = ["--request-timeout=" + opts.request_timeout] if opts.request_timeout else []
-    if opts.kubeconfig:
-        flags.append("--kubeconfig=" + opts.kubeconfig)
-    if opts.context:
-        flags.append("--context=" + opts.context)
-    kubectl = Kubectl(exe, flags)
-
-    created = utc_now()
-    context = opts.context
-    if context is None:
-        r = kubectl.run(["config", "current-context"])
-        if r["exitStatus"] == 0:
-            context = first_line(decode(r["stdout"])) or None
-        else:
-            sys.stderr.write("context: none (%s)\n" % first_line(r["stderr"]))
-
-    out_dir = opts.output_dir
-    base = "%s-%s" % (safe_name(context, "no-context"), created.strftime("%Y%m%dT%H%M%SZ"))
-    if not os.path.isdir(out_dir):
-        os.makedirs(out_dir)
-        state["made_out_dir"] = out_dir
-    tmpdir = os.path.join(out_dir, ".%s.partial-%d" % (base, os.getpid()))
-    state["tmpdir"] = tmpdir
-    os.mkdir(tmpdir)
-    if opts.manifest:
-        os.mkdir(os.path.join(tmpdir, "attempts"))
-
-    sys.stderr.write("collecting context %s into %s\n" % (context, out_dir))
-    c = Collector(opts, kubectl, tmpdir)
-    files = [c.collect_version()]
-    for resource, namespaced in KINDS:
-        files.append(c.collect_kind(resource, namespaced))
-    attempts = [c.collect_attempt(i + 1, f) for i, f in enumerate(opts.manifest)]
-
+def build_manifest(opts: argparse.Namespace, c: Collector, created: datetime.datetime,
+                   context: str | None, files: list, attempts: list) -> dict:
     redaction = {
         "enabled": c.redacting,
         "marker": MARKER,
@@ -688,7 +1028,7 @@ def run(opts: argparse.Namespace, state: dict) -> int:
             "redacted); a JSON Pod manifest whose env values were redacted is "
             "stored as the redacted object without sourceText"
             if c.redacting else "attempts are stored as written")
-    manifest = {
+    return {
         "format": FORMAT,
         "formatVersion": FORMAT_VERSION,
         "created": rfc3339(created),
@@ -702,8 +1042,106 @@ def run(opts: argparse.Namespace, state: dict) -> int:
         "files": [ordered(e) for e in files],
         "attempts": [ordered(e) for e in attempts],
     }
+
+
+def manifest_bytes(manifest: dict) -> bytes:
+    return (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def remove_made_out_dir(state: dict) -> None:
+    if state.get("made_out_dir"):
+        try:
+            os.rmdir(state["made_out_dir"])  # only if still empty
+        except OSError:
+            pass
+
+
+def cannot_read_cluster(opts: argparse.Namespace, state: dict, progress: Progress,
+                        manifest: dict, base: str, failed: list) -> int:
+    """Every required kind failed: no bundle. The first stderr line says why in
+    kubectl's own words; the held progress lines follow as the detail."""
+    first = failed[0]
+    reason = kubectl_error(first.get("stderr", "")) or first.get("error") or "failed"
+    manifest["error"] = "cannot read the cluster: %s" % reason
+    sys.stderr.write("cannot read the cluster: %s\n" % reason)
+    progress.release()
+    _remove(state["tmpdir"])
+    state["tmpdir"] = None
+    if opts.keep_failed:
+        n = 1
+        path = os.path.join(opts.output_dir, base + FAILED_MANIFEST)
+        while os.path.lexists(path):
+            n += 1
+            path = os.path.join(opts.output_dir, "%s-%d%s" % (base, n, FAILED_MANIFEST))
+        tmp = os.path.join(opts.output_dir, ".%s.partial-%d" % (os.path.basename(path), os.getpid()))
+        with open(tmp, "wb") as f:
+            f.write(manifest_bytes(manifest))
+        os.rename(tmp, path)
+        sys.stderr.write("no bundle written; the failed run's manifest: %s\n" % path)
+    else:
+        remove_made_out_dir(state)
+        sys.stderr.write("no bundle written (--keep-failed keeps the failed run's manifest)\n")
+    sys.stderr.flush()
+    return EXIT_UNREACHABLE
+
+
+def run(opts: argparse.Namespace, state: dict) -> int:
+    exe = opts.kubectl
+    if shutil.which(exe) is None:
+        raise KubectlUnusable("kubectl not found or not executable: %s" % exe)
+    flags = ["--request-timeout=" + opts.request_timeout] if opts.request_timeout else []
+    if opts.kubeconfig:
+        flags.append("--kubeconfig=" + opts.kubeconfig)
+    if opts.context:
+        flags.append("--context=" + opts.context)
+    kubectl = Kubectl(exe, flags)
+    progress = Progress()
+    state["progress"] = progress
+
+    created = utc_now()
+    context = opts.context
+    if context is None:
+        r = kubectl.run(["config", "current-context"])
+        if r["exitStatus"] == 0:
+            context = first_line(decode(r["stdout"])) or None
+        else:
+            progress.line("context: none (%s)" % kubectl_error(r["stderr"]))
+
+    out_dir = opts.output_dir
+    base = "%s-%s" % (safe_name(context, "no-context"), created.strftime("%Y%m%dT%H%M%SZ"))
+    if not os.path.isdir(out_dir):
+        os.makedirs(out_dir)
+        state["made_out_dir"] = out_dir
+    tmpdir = os.path.join(out_dir, ".%s.partial-%d" % (base, os.getpid()))
+    state["tmpdir"] = tmpdir
+    os.mkdir(tmpdir)
+    if opts.manifest:
+        os.mkdir(os.path.join(tmpdir, "attempts"))
+
+    progress.line("collecting context %s into %s" % (context, out_dir))
+    c = Collector(opts, kubectl, tmpdir, progress)
+    files = [c.collect_version()]
+    required = sum(1 for k in KINDS if k.required)
+    required_failed = []  # type: list
+    for kind in KINDS:
+        entry = c.collect_kind(kind)
+        files.append(entry)
+        if not kind.required:
+            continue
+        if entry["status"] == "ok":
+            progress.release()  # the cluster can be read: show what was held
+        else:
+            required_failed.append(entry)
+        if len(required_failed) == required:
+            return cannot_read_cluster(opts, state, progress,
+                                       build_manifest(opts, c, created, context, files, []),
+                                       base, required_failed)
+    progress.release()
+    attempts = [c.collect_attempt(i + 1, f) for i, f in enumerate(opts.manifest)]
+
+    manifest = build_manifest(opts, c, created, context, files, attempts)
     with open(os.path.join(tmpdir, "manifest.json"), "wb") as f:
-        f.write((json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        f.write(manifest_bytes(manifest))
 
     name = pick_final_name(out_dir, base)
     final = os.path.join(out_dir, name)
@@ -740,7 +1178,12 @@ def main(argv: list | None = None, prog: str | None = None) -> int:
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_USAGE)
 
-    state = {"tmpdir": None, "tmp_archive": None}  # type: dict
+    state = {"tmpdir": None, "tmp_archive": None, "progress": None}  # type: dict
+
+    def show_held() -> None:
+        # Lines held back while the cluster's readability was unknown.
+        if state["progress"] is not None:
+            state["progress"].release()
 
     def on_signal(signum, frame):
         raise Interrupted(signum)
@@ -764,6 +1207,7 @@ def main(argv: list | None = None, prog: str | None = None) -> int:
                 pass
         _remove(state["tmpdir"])
         _remove(state["tmp_archive"])
+        show_held()
         if state.get("final"):
             sys.stderr.write("interrupted: the bundle %s is complete; the archive was "
                              "not written\n" % state["final"])
@@ -772,16 +1216,14 @@ def main(argv: list | None = None, prog: str | None = None) -> int:
         return 128 + e.signum
     except KubectlUnusable as e:
         _remove(state["tmpdir"])
-        if state.get("made_out_dir"):
-            try:
-                os.rmdir(state["made_out_dir"])  # only if still empty
-            except OSError:
-                pass
+        remove_made_out_dir(state)
+        show_held()
         sys.stderr.write("error: %s\n" % e)
         return EXIT_USAGE
     except BaseException:
         _remove(state["tmpdir"])
         _remove(state["tmp_archive"])
+        show_held()
         raise
     finally:
         for s, h in previous.items():

@@ -36,6 +36,11 @@ KINDS = ["pods", "nodes", "resourcequotas", "runtimeclasses", "events", "replica
          "jobs", "statefulsets", "daemonsets", "namespaces"]
 NAMESPACED = {"pods", "resourcequotas", "events", "replicasets", "jobs", "statefulsets",
               "daemonsets"}
+# Dynamic Resource Allocation (shared/spec/dra.md), read with qualified names.
+DRA_KINDS = ["resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses",
+             "devicetaintrules"]
+DRA_NAMESPACED = {"resourceclaims", "resourceclaimtemplates"}
+ALL_KINDS = KINDS + DRA_KINDS
 REFUSED = ["manifests/41-pod-quota-exceeded.yaml", "manifests/42-pod-runtimeclass-missing.yaml"]
 STAMP = r"[0-9]{8}T[0-9]{6}Z"
 
@@ -166,7 +171,7 @@ def test_bundle_follows_manifest_and_attempt_schemas(kube: Kube) -> None:
     assert m["collector"]["name"] == "gpu-triage-collect"
     assert m["kubectl"] == {"clientVersion": "v1.32.4-dispatcher", "serverVersion": "v1.36.2"}
     assert m["context"] == "kind-lab" and m["namespaces"] is None and m["partial"] is False
-    assert [e["path"] for e in m["files"]] == ["version.json"] + [f"{k}.json" for k in KINDS]
+    assert [e["path"] for e in m["files"]] == ["version.json"] + [f"{k}.json" for k in ALL_KINDS]
     listed = {"manifest.json"}
     for e in m["files"] + m["attempts"]:
         assert e["status"] == "ok"
@@ -501,7 +506,7 @@ def test_sigterm_or_sigint_removes_the_temporary_dir_and_stops_kubectl(kube: Kub
 
 # ------------------------------------------------------------------- 6. read-only
 
-READING_GETS = set(KINDS)
+READING_GETS = set(KINDS) | {f"{k}.resource.k8s.io" for k in DRA_KINDS}
 
 
 def assert_reading(argv: list[str]) -> None:
@@ -537,11 +542,11 @@ def test_every_kubectl_command_is_a_reading_one(kube: Kube) -> None:
                      "--manifest", REFUSED[1])
     assert r.returncode == 0, r.stderr
     argvs = kube.argvs()
-    assert len(argvs) == 1 + 1 + 10 + 3 + (1 + 3 + 7 * 2 + 1)
+    assert len(argvs) == 1 + 1 + 15 + 3 + (1 + 6 + 9 * 2 + 1)
     for argv in argvs:
         assert_reading(argv)
         assert "--request-timeout=30s" in argv or "--request-timeout=5s" in argv
-    second = argvs[15:]
+    second = argvs[20:]
     for argv in second:  # the context flags reach every call
         assert f"--kubeconfig={kubeconfig}" in argv and "--context=kind-lab" in argv
     assert not any(a[:2] == ["config", "current-context"] for a in second)
@@ -615,7 +620,7 @@ def test_context_names_become_safe_directory_names(kube: Kube) -> None:
     r = kube.collect("--context", ARN)
     assert r.returncode == 0, r.stderr
     assert re.fullmatch(rf"{SAFE_ARN}-{STAMP}(-\d+)?", kube.bundle(r).name)
-    assert all(f"--context={ARN}" in a for a in kube.argvs()[12:])
+    assert all(f"--context={ARN}" in a for a in kube.argvs()[17:])
     safe = load_script().safe_name
     assert safe("") == "context" and safe(None) == "context"
     assert safe(".hidden") == "_hidden" and safe("..") == "_." and safe("-rf") == "_rf"
