@@ -46,6 +46,8 @@ def dra_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[s
         "DeviceClass": {"type": "object", "required": ["metadata"], "properties": {
             "metadata": meta, "spec": {"type": "object", "properties": {
                 "selectors": arr(cel), "extendedResourceName": {"type": ["string", "null"]}}}}},
+        "DeviceTaintRule": {"type": "object", "required": ["metadata"], "properties": {
+            "metadata": meta, "spec": {"type": "object"}}},
         "ResourceSlice": {"type": "object", "required": ["metadata", "spec"], "properties": {
             "metadata": meta, "spec": {"type": "object", "required": ["driver", "pool"], "properties": {
                 "driver": STR, "nodeName": STR, "nodeSelector": {"type": "object"}, "allNodes": BOOL,

@@ -48,6 +48,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from analyzer.bundle.catalog import KINDS as CATALOG  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bundle_objects as bo  # noqa: E402
@@ -73,8 +76,7 @@ UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "selector-mismatch", "cordoned",
              "untolerated-taint", "no-gpu-node", "allocatable-zero", "exhausted", "unclassified", "fits-now")
 
-NAMESPACED = {"pods": True, "nodes": False, "resourcequotas": True, "runtimeclasses": False, "events": True,
-              "replicasets": True, "jobs": True, "statefulsets": True, "daemonsets": True, "namespaces": False}
+NAMESPACED = {k.name: k.namespaced for k in CATALOG}  # the one kinds catalog
 
 
 # ===================================================================== helpers

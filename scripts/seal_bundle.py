@@ -3,7 +3,7 @@
     python scripts/seal_bundle.py DIR [--context NAME] [--created 2026-11-29T17:20:00Z]
 
 Lists every known <kind>.json, version.json and attempts/*.json present with
-its size, sha256 and the kubectl command that makes it. Standard library only.
+its size, sha256 and the kubectl command that makes it. Run from the repository (it reads the kinds catalog).
 """
 
 from __future__ import annotations
@@ -15,19 +15,12 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-KINDS = {
-    "pods": ["kubectl", "get", "pods", "-A", "-o", "json"],
-    "nodes": ["kubectl", "get", "nodes", "-o", "json"],
-    "resourcequotas": ["kubectl", "get", "resourcequotas", "-A", "-o", "json"],
-    "runtimeclasses": ["kubectl", "get", "runtimeclasses", "-o", "json"],
-    "events": ["kubectl", "get", "events", "-A", "-o", "json"],
-    "replicasets": ["kubectl", "get", "replicasets", "-A", "-o", "json"],
-    "jobs": ["kubectl", "get", "jobs", "-A", "-o", "json"],
-    "statefulsets": ["kubectl", "get", "statefulsets", "-A", "-o", "json"],
-    "daemonsets": ["kubectl", "get", "daemonsets", "-A", "-o", "json"],
-    "namespaces": ["kubectl", "get", "namespaces", "-o", "json"],
-    "version": ["kubectl", "version", "-o", "json"],
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from analyzer.bundle.catalog import KINDS as CATALOG, VERSION_COMMAND  # noqa: E402
+
+# The kinds come from the one catalog; the command is the one the collector runs.
+KINDS = {k.name: list(k.command) for k in CATALOG}
+KINDS["version"] = list(VERSION_COMMAND)
 
 
 def entry(root: Path, rel: str, kind: str, command: list[str]) -> dict:

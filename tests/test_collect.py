@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG
+
 REPO = Path(__file__).resolve().parents[1]
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
 SCRIPT = REPO / "scripts" / "collect.py"
@@ -32,14 +34,12 @@ SCHEMAS = REPO / "schemas"
 
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-KINDS = ["pods", "nodes", "resourcequotas", "runtimeclasses", "events", "replicasets",
-         "jobs", "statefulsets", "daemonsets", "namespaces"]
-NAMESPACED = {"pods", "resourcequotas", "events", "replicasets", "jobs", "statefulsets",
-              "daemonsets"}
+# From the one kinds catalog (tests/test_catalog.py pins the collector's copy to it).
+KINDS = [k.name for k in CATALOG if k.group != DRA_GROUP]
+NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.group != DRA_GROUP}
 # Dynamic Resource Allocation (shared/spec/dra.md), read with qualified names.
-DRA_KINDS = ["resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses",
-             "devicetaintrules"]
-DRA_NAMESPACED = {"resourceclaims", "resourceclaimtemplates"}
+DRA_KINDS = [k.name for k in CATALOG if k.group == DRA_GROUP]
+DRA_NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.group == DRA_GROUP}
 ALL_KINDS = KINDS + DRA_KINDS
 REFUSED = ["manifests/41-pod-quota-exceeded.yaml", "manifests/42-pod-runtimeclass-missing.yaml"]
 STAMP = r"[0-9]{8}T[0-9]{6}Z"

@@ -22,11 +22,13 @@ from analyzer.model.quantity import parse, scheduler_units
 
 from helpers import run_cli
 
+from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG
+
 REPO = Path(__file__).resolve().parents[1]
 GENERATOR = REPO / "scripts" / "generate_bundle.py"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
-LIST_FILES = ("pods", "nodes", "resourcequotas", "runtimeclasses", "events", "replicasets", "jobs",
-              "statefulsets", "daemonsets", "namespaces")
+# The generator writes every kind of the catalog except the DRA ones (it models device-plugin clusters).
+LIST_FILES = tuple(k.name for k in CATALOG if k.group != DRA_GROUP)
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "selector-mismatch", "cordoned", "untolerated-taint",
              "no-gpu-node", "allocatable-zero", "exhausted", "unclassified", "fits-now")
 GPU = "nvidia.com/gpu"

@@ -53,6 +53,9 @@ KINDS: tuple[Kind, ...] = (
          namespaced=False),
     Kind(file="deviceclasses.json", resource="deviceclasses.resource.k8s.io", group=DRA_GROUP, item_kind="DeviceClass",
          namespaced=False),
+    # Collected as evidence where served; the rules read the taints written on the devices themselves.
+    Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
+         item_kind="DeviceTaintRule", namespaced=False),
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}

@@ -1,0 +1,29 @@
+"""The kinds catalog (analyzer/bundle/catalog.py) is the one list of kinds; the collector's stdlib copy must
+say the same, field by field, and the schemas and the sealer follow it."""
+
+from __future__ import annotations
+
+from analyzer.bundle.catalog import KINDS
+from analyzer.collect_bridge import load_collector
+from helpers import REPO
+
+
+def test_collector_kinds_are_the_catalog():
+    collector = load_collector()
+    theirs = [(k.file, k.resource, k.group, k.namespaced, k.required) for k in collector.KINDS]
+    ours = [(k.file, k.resource, k.group, k.namespaced, k.required) for k in KINDS]
+    assert theirs == ours
+
+
+def test_every_kind_has_a_schema():
+    for k in KINDS:
+        assert (REPO / "schemas" / f"{k.name}.schema.json").is_file(), k.file
+
+
+def test_sealer_lists_the_catalog(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("seal_bundle", REPO / "scripts" / "seal_bundle.py")
+    seal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seal)  # type: ignore[union-attr]
+    assert [k for k in seal.KINDS if k != "version"] == [k.name for k in KINDS]
