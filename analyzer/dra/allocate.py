@@ -82,17 +82,18 @@ class Resolution:
     missing_claims: tuple[MissingClaim, ...]
     missing_classes: tuple[MissingClass, ...]
     unreadable: tuple[Problem, ...] = ()  # a claim, template or class the pod needs that could not be read
+    shape_id: int = -1  # pods whose claims have the same shape share one answer per node
 
     @property
     def complete(self) -> bool:
         """Nothing missing or unreadable: the pod can be judged node by node."""
         return not (self.missing_claims or self.missing_classes or self.unreadable)
 
-    @property
-    def shape(self) -> tuple:
-        """What the per-node answer depends on: pods made from one template share it."""
-        return tuple((rc.claim.key, None) if rc.allocated else (None, rc.spec)  # type: ignore[union-attr]
-                     for rc in self.claims)
+
+
+def _shape(claims: list[ResolvedClaim]) -> tuple:
+    """What the per-node answer depends on: an allocated claim by identity, any other by its spec."""
+    return tuple((rc.claim.key, None) if rc.allocated else (None, rc.spec) for rc in claims)  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -183,11 +184,11 @@ def _default_engine() -> tuple[SelectorEngine, Callable[[str, dict], Any]]:
     return cel.Selectors(), cel.device_from_slice
 
 
-def _judge(result: Any) -> _Judged:
-    """The CEL helper answers Match(matched, error) or an Unevaluable result (anything without `matched`)."""
-    if hasattr(result, "matched"):
+def _judge(result: Any, expression: str) -> _Judged:
+    """The CEL helper answers Match(matched, error), or an Unevaluable result for what its library cannot evaluate."""
+    if type(result).__name__ != "Unevaluable" and hasattr(result, "matched"):
         return _Judged(matched=bool(result.matched), error=getattr(result, "error", None))
-    return _Judged(matched=False, unevaluable=str(getattr(result, "expression", None) or getattr(result, "reason", result)))
+    return _Judged(matched=False, unevaluable=expression)
 
 
 class DraWorld:
@@ -233,7 +234,8 @@ class DraWorld:
         self._node_devices: dict[str, tuple[int, ...]] = {}
         self._class_cache: dict[tuple[str, int], _Judged] = {}
         self._expr_cache: dict[tuple[str, int], _Judged] = {}
-        self._outcomes: dict[tuple[tuple, str], NodeOutcome] = {}
+        self._shape_ids: dict[tuple, int] = {}
+        self._outcomes: dict[tuple[int, str], NodeOutcome] = {}
         self.search_steps = 0  # picks tried by all searches (for measurement)
 
     # ---- indexes ------------------------------------------------------------------------------
@@ -264,7 +266,8 @@ class DraWorld:
         key = (expression, index)
         judged = self._expr_cache.get(key)
         if judged is None:
-            judged = self._expr_cache[key] = _judge(self._engine.evaluate(expression, self._cel_device(self._devices[index])))
+            result = self._engine.evaluate(expression, self._cel_device(self._devices[index]))
+            judged = self._expr_cache[key] = _judge(result, expression)
         return judged
 
     def class_matches(self, class_name: str, index: int) -> _Judged:
@@ -338,13 +341,14 @@ class DraWorld:
                     unreadable.append(bad[(CLASSES_FILE, "", name)])
                 else:
                     no_class.append(MissingClass(owner=rc.owner, request=request, device_class=name))
+        shape_id = self._shape_ids.setdefault(_shape(claims), len(self._shape_ids))
         return Resolution(pod=pod, claims=tuple(claims), missing_claims=tuple(missing), missing_classes=tuple(no_class),
-                          unreadable=tuple(dict.fromkeys(unreadable)))
+                          unreadable=tuple(dict.fromkeys(unreadable)), shape_id=shape_id)
 
     # ---- per node ---------------------------------------------------------------------------------
 
     def evaluate(self, resolution: Resolution, node: NodeLike) -> NodeOutcome:
-        key = (resolution.shape, node.name)
+        key = (resolution.shape_id, node.name)
         outcome = self._outcomes.get(key)
         if outcome is None:
             outcome = self._outcomes[key] = self._evaluate(resolution, node)
@@ -537,6 +541,12 @@ class DraWorld:
                     return True
             return False
 
+        # Necessary condition first, so a hopeless case never enters the exponential search:
+        # the smallest need of every request together cannot exceed the devices any of them could use.
+        union = {i for _, _, alts in slots for a in alts for i in candidates(a)}
+        least = sum(min((len(candidates(a)) if a.ask.mode == ALL else a.ask.count) for a in alts) for _, _, alts in slots)
+        if least > len(union) and not any(a.ask.admin_access for _, _, alts in slots for a in alts):
+            return None
         budget_end = self.search_steps + self._budget
         return chosen if place(0) else None
 
