@@ -19,7 +19,7 @@ import pytest
 
 from analyzer.dra.allocate import DraWorld, NodeOutcome, Resolution
 from analyzer.dra.views import build_views, pod_claims
-from dra_cel_double import FakeSelectors, fake_device
+from analyzer.dra.cel import Selectors
 
 BUNDLES = Path("/work/shared/bundles")
 NO_SLICE = BUNDLES / "dra-no-slice-v1.36"
@@ -51,6 +51,18 @@ def real_node(bundle: Path = EXHAUSTED, name: str | None = None) -> Node:
     return node
 
 
+class CountingSelectors(Selectors):
+    """The real CEL evaluator, counting how often the engine asks it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def evaluate(self, expression, device):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return super().evaluate(expression, device)
+
+
 @dataclass
 class World:
     """A bundle's DRA objects (editable) and the world built from them."""
@@ -61,12 +73,12 @@ class World:
     slices: list[dict]
     pods: list[dict]
     nodes: list[Node]
-    engine: FakeSelectors = field(default_factory=FakeSelectors)
+    engine: "CountingSelectors" = field(default_factory=lambda: CountingSelectors())
 
     def build(self) -> DraWorld:
         views = build_views(resourceclaims=self.claims, resourceclaimtemplates=self.templates,
                             deviceclasses=self.classes, resourceslices=self.slices)
-        return DraWorld(views, self.nodes, selectors=self.engine, device_factory=fake_device)
+        return DraWorld(views, self.nodes, selectors=self.engine)
 
     def pod(self, name: str) -> dict:
         return by_name(self.pods, name)
@@ -209,10 +221,12 @@ def test_device_class_selectors_are_step_one():
 def test_unevaluable_expression_is_named():
     w = free_world()
     raw = not_generated(w)
-    expression = 'device.attributes["gpu.example.com"].model.matches("h1[0-9]+") && cel.bind(x, 1, x == 1)'
+    # Optional field syntax: valid Kubernetes CEL that the library cannot parse (analyzer/dra/cel.py).
+    expression = 'device.attributes["gpu.example.com"].?model.orValue("") == "h100"'
     w.request["selectors"] = [{"cel": {"expression": expression}}]
     out = w.outcome(raw)
     assert (out.stage, out.unevaluable) == ("unevaluable", expression)
+    assert out.unevaluable_why
 
 
 # ---- counts ------------------------------------------------------------------------------------
@@ -544,6 +558,42 @@ def test_search_is_bounded():
     w.template["spec"]["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.example.com/model"}]
     views = build_views(resourceclaims=w.claims, resourceclaimtemplates=w.templates, deviceclasses=w.classes,
                         resourceslices=w.slices)
-    world = DraWorld(views, w.nodes, selectors=w.engine, device_factory=fake_device, search_budget=3)
+    world = DraWorld(views, w.nodes, search_budget=3)
     out = world.evaluate(world.resolve(pod_claims(raw)), w.nodes[0])
     assert out.stage == "unmodelled" and "more than 3 steps" in out.unmodelled
+
+
+# ---- more of dra.md's steps ------------------------------------------------------------------------
+
+def test_admin_access_needs_no_free_device():
+    # dra.md step 4: adminAccess requests neither need nor take a free device.
+    w = exhausted()
+    raw = not_generated(w)
+    w.request["adminAccess"] = True
+    out = w.outcome(raw)
+    assert out.ok and out.requests[0].chosen == ("gpu.example.com/dx1/gpu-0",)
+
+
+@pytest.mark.parametrize("offer, on_dx1, on_dx2", [
+    ({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["dx1"]}]}]}}, 2, 0),
+    ({"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["dx2"]}]}]}}, 0, 2),
+    ({"allNodes": True}, 2, 2),
+])
+def test_slices_offer_devices_by_node_name_selector_or_all_nodes(offer, on_dx1, on_dx2):
+    w = free_world()
+    del w.slices[0]["spec"]["nodeName"]
+    w.slices[0]["spec"].update(offer)
+    dx2 = real_node(name="dx2")
+    w.nodes.append(dx2)
+    assert counts(w.outcome("waiter", w.nodes[0]))["class"] == on_dx1
+    assert counts(w.outcome("waiter", dx2))["class"] == on_dx2
+
+
+def test_v1beta2_reads_like_v1():
+    w = exhausted()
+    for obj in w.claims + w.templates + w.slices + w.classes:
+        obj["apiVersion"] = "resource.k8s.io/v1beta2"
+    out = w.outcome("waiter")
+    assert (out.stage, counts(out)["class"]) == ("free", 2)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
+from analyzer.dra.cel import Selectors, device_from_slice
 from analyzer.dra.views import (ALL, ALLOCATION_RESULTS_MAX, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, ClaimSpec,
                                 DeviceAsk, DeviceRef, DraViews, PodClaims, Problem, Request)
 from analyzer.matching import selector_matches, untolerated
@@ -133,6 +134,7 @@ class NodeOutcome:
     pinned_by: str | None = None  # the allocated claim whose nodeSelector excludes this node
     unmodelled: str | None = None
     unevaluable: str | None = None  # the CEL expression the library could not evaluate
+    unevaluable_why: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -162,6 +164,7 @@ class _Judged:
     matched: bool
     error: str | None = None  # CEL runtime error (counts as no match)
     unevaluable: str | None = None  # expression the library cannot evaluate
+    why: str | None = None  # why it cannot be evaluated
 
 
 @dataclass(slots=True)
@@ -172,6 +175,7 @@ class _AskLists:
     errors: list[CelError] = field(default_factory=list)
     unmodelled: str | None = None
     unevaluable: str | None = None
+    why: str | None = None
 
 
 class _Budget(Exception):
@@ -179,16 +183,14 @@ class _Budget(Exception):
 
 
 def _default_engine() -> tuple[SelectorEngine, Callable[[str, dict], Any]]:
-    from analyzer.dra import cel  # the CEL helper lives on its own branch; imported only when used
-
-    return cel.Selectors(), cel.device_from_slice
+    return Selectors(), device_from_slice
 
 
 def _judge(result: Any, expression: str) -> _Judged:
     """The CEL helper answers Match(matched, error), or an Unevaluable result for what its library cannot evaluate."""
     if type(result).__name__ != "Unevaluable" and hasattr(result, "matched"):
         return _Judged(matched=bool(result.matched), error=getattr(result, "error", None))
-    return _Judged(matched=False, unevaluable=expression)
+    return _Judged(matched=False, unevaluable=expression, why=str(getattr(result, "why", "") or "") or None)
 
 
 class DraWorld:
@@ -259,15 +261,22 @@ class DraWorld:
 
     def _cel_device(self, dev: _Dev) -> Any:
         if dev.cel is None:
-            dev.cel = self._factory(dev.ref.driver, dev.raw)
+            try:
+                dev.cel = self._factory(dev.ref.driver, dev.raw)
+            except ValueError as e:  # an entry API validation would refuse: no selector can match it
+                dev.cel = _Judged(matched=False, error=f"invalid device entry: {e}")
         return dev.cel
 
     def _eval(self, expression: str, index: int) -> _Judged:
         key = (expression, index)
         judged = self._expr_cache.get(key)
         if judged is None:
-            result = self._engine.evaluate(expression, self._cel_device(self._devices[index]))
-            judged = self._expr_cache[key] = _judge(result, expression)
+            device = self._cel_device(self._devices[index])
+            if isinstance(device, _Judged):
+                judged = device
+            else:
+                judged = _judge(self._engine.evaluate(expression, device), expression)
+            self._expr_cache[key] = judged
         return judged
 
     def class_matches(self, class_name: str, index: int) -> _Judged:
@@ -374,18 +383,19 @@ class DraWorld:
                  for rc in pending]
         flat = [a for claim in lists for req in claim for a in req]
         stage, too_large, chosen = self._first_failing(pending, lists)
-        unmodelled = unevaluable = None
+        unmodelled = unevaluable = why = None
         if stage == "budget":
             stage, unmodelled = "unmodelled", f"the device search on this node needs more than {self._budget} steps"
         elif stage != "ok":
             # A failure that a device we do not model (or cannot evaluate) might explain is not answered as ours.
             unmodelled = next((a.unmodelled for a in flat if a.unmodelled), None)
-            unevaluable = None if unmodelled else next((a.unevaluable for a in flat if a.unevaluable), None)
+            found = None if unmodelled else next((a for a in flat if a.unevaluable), None)
+            unevaluable, why = (found.unevaluable, found.why) if found else (None, None)
             if unmodelled or unevaluable:
                 stage, too_large = ("unmodelled" if unmodelled else "unevaluable"), False
         evidence = tuple(self._evidence(a, chosen.get(id(a), ())) for a in flat)
         return NodeOutcome(node=node.name, stage=stage, too_large=too_large, requests=evidence,
-                           unmodelled=unmodelled, unevaluable=unevaluable)
+                           unmodelled=unmodelled, unevaluable=unevaluable, unevaluable_why=why)
 
     def _ask_lists(self, owner: str, ask: DeviceAsk, offered: tuple[int, ...]) -> _AskLists:
         out = _AskLists(ask=ask, owner=owner, lists={})
@@ -393,7 +403,7 @@ class DraWorld:
         for i in offered:
             judged = self.class_matches(ask.device_class, i)
             if judged.unevaluable:
-                out.unevaluable = out.unevaluable or judged.unevaluable
+                out.unevaluable, out.why = out.unevaluable or judged.unevaluable, out.why or judged.why
             elif judged.matched:
                 passed_class.append(i)
             elif judged.error:
@@ -404,7 +414,7 @@ class DraWorld:
             for expression in ask.selectors:
                 judged = self._eval(expression, i)
                 if judged.unevaluable:
-                    out.unevaluable = out.unevaluable or judged.unevaluable
+                    out.unevaluable, out.why = out.unevaluable or judged.unevaluable, out.why or judged.why
                     ok = False
                     break
                 if not judged.matched:
