@@ -446,18 +446,19 @@ class DraWorld:
         if every_alternative_empty("selectors"):
             return "selectors", False, {}
         try:
+            # The common answer first: one search when the pod fits; the ladder below only explains a failure.
+            chosen = self._search(pending, lists, "free", constraints=True)
+            if chosen is not None:
+                return "ok", False, chosen
             if self._search(pending, lists, "selectors", constraints=False) is None:
                 return "enough", True, {}  # even an empty node has too few matching devices
             if self._search(pending, lists, "selectors", constraints=True) is None:
                 return "constraints", False, {}
             if self._search(pending, lists, "taints", constraints=True) is None:
                 return "taints", False, {}
-            chosen = self._search(pending, lists, "free", constraints=True)
         except _Budget:
             return "budget", False, {}
-        if chosen is None:
-            return ("free" if every_alternative_empty("free") else "enough"), False, {}
-        return "ok", False, chosen
+        return ("free" if every_alternative_empty("free") else "enough"), False, {}
 
     def _search(self, pending: list, lists: list, step: str, *, constraints: bool) -> dict[int, tuple[int, ...]] | None:
         """Backtracking over claims, requests (firstAvailable in order) and devices, like allocateOne.
