@@ -159,7 +159,7 @@ def test_both_devices_allocated_is_exhausted_with_holders_named():
 def test_holders_own_claims_are_allocated_and_pin_them_to_dx1():
     w = exhausted()
     assert w.outcome("holder-1").stage == "ok"
-    assert w.outcome("holder-1", real_node(name="dx2")) .stage == "pinned"
+    assert w.outcome("holder-1", real_node(name="dx2")).stage == "pinned"
 
 
 def test_free_device_is_chosen():
