@@ -1,0 +1,1 @@
+"""Dynamic Resource Allocation (resource.k8s.io): devices, claims and their CEL selectors."""

@@ -1,0 +1,611 @@
+"""Which devices a pod's claims can use on one node, step by step (../shared/spec/dra.md).
+
+`DraWorld` is built once per bundle from `DraViews` and the nodes. It indexes the
+devices each node is offered and the devices in use, and answers:
+
+- `resolve(pod)`: the pre-funnel rows of causes.md (6 `no-resourceclaim`, 7
+  `no-deviceclass`) and the claim specs the pod is judged on;
+- `evaluate(resolution, node)`: per claim and request, the devices left after each
+  step (class, selectors, taints, free, enough) and the first step that fails, as
+  a `NodeOutcome`. Stages map to the funnel as: `class`/`pinned` -> no-gpu-node,
+  `selectors`/`constraints` -> device-selector-mismatch, `taints` ->
+  untolerated-taint, `free`/`enough` -> exhausted (`too_large` when even an empty
+  node falls short), `unmodelled`/`unevaluable` -> unclassified, `ok` -> fits.
+- `extended_offer(resource, node)`: devices of a DeviceClass that serves an
+  extended resource (`spec.extendedResourceName`) on a node that does not
+  advertise it.
+
+The allocation search mirrors k8s.io/dynamic-resource-allocation/structured
+(internal/stable/allocator_stable.go, `allocateOne`): claims, then requests, then
+one device at a time, first solution wins, bounded by a step budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, NamedTuple, Protocol
+
+from analyzer.dra.cel import Selectors, device_from_slice
+from analyzer.dra.views import (ALL, ALLOCATION_RESULTS_MAX, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, ClaimSpec,
+                                DeviceAsk, DeviceRef, DraViews, PodClaims, Problem, Request)
+from analyzer.matching import selector_matches, untolerated
+
+STEPS = ("class", "selectors", "taints", "free")
+# A search that needs more device picks than this on one node is answered
+# `unmodelled` rather than run long: bundles are untrusted input.
+DEFAULT_SEARCH_BUDGET = 50_000
+# The scheduler's implicit extended resource name for every DeviceClass (KEP-5004).
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+class NodeLike(Protocol):
+    name: str
+    labels: dict[str, str]
+
+
+class SelectorEngine(Protocol):
+    def evaluate(self, expression: str, device: Any) -> Any: ...
+
+
+# ---- results --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MissingClaim:
+    pod_claim: str  # spec.resourceClaims[].name
+    kind: str  # ResourceClaim | ResourceClaimTemplate
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MissingClass:
+    owner: str  # "ResourceClaim lab/x" or "ResourceClaimTemplate lab/one-gpu"
+    request: str  # request or request/subrequest
+    device_class: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResolvedClaim:
+    pod_claim: str
+    owner: str  # the object the spec comes from: "ResourceClaim lab/x" or "ResourceClaimTemplate lab/one-gpu"
+    spec: ClaimSpec
+    claim: Claim | None  # None when judged on the template (no claim generated yet)
+
+    @property
+    def allocated(self) -> bool:
+        return self.claim is not None and self.claim.allocated is not None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Resolution:
+    pod: PodClaims
+    claims: tuple[ResolvedClaim, ...]
+    missing_claims: tuple[MissingClaim, ...]
+    missing_classes: tuple[MissingClass, ...]
+    unreadable: tuple[Problem, ...] = ()  # a claim, template or class the pod needs that could not be read
+    shape_id: int = -1  # pods whose claims have the same shape share one answer per node
+
+    @property
+    def complete(self) -> bool:
+        """Nothing missing or unreadable: the pod can be judged node by node."""
+        return not (self.missing_claims or self.missing_classes or self.unreadable)
+
+
+
+def _shape(claims: list[ResolvedClaim]) -> tuple:
+    """What the per-node answer depends on: an allocated claim by identity, any other by its spec."""
+    return tuple((rc.claim.key, None) if rc.allocated else (None, rc.spec) for rc in claims)  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Holder:
+    device: str
+    claim: str  # ns/name
+    pods: tuple[str, ...]  # status.reservedFor, as ns/name
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CelError:
+    device: str
+    expression: str
+    error: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestEvidence:
+    """One request (or firstAvailable subrequest) of one claim on one node."""
+
+    owner: str
+    request: str
+    device_class: str
+    needed: int | str  # a count, or "All"
+    left: dict[str, int]  # devices left after each of STEPS
+    chosen: tuple[str, ...] = ()
+    holders: tuple[Holder, ...] = ()
+    cel_errors: tuple[CelError, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NodeOutcome:
+    node: str
+    stage: str  # ok | pinned | class | selectors | constraints | taints | free | enough | unmodelled | unevaluable
+    too_large: bool = False
+    requests: tuple[RequestEvidence, ...] = ()
+    pinned_by: str | None = None  # the allocated claim whose nodeSelector excludes this node
+    unmodelled: str | None = None
+    unevaluable: str | None = None  # the CEL expression the library could not evaluate
+    unevaluable_why: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.stage == "ok"
+
+
+class ExtendedOffer(NamedTuple):
+    device_class: str
+    offered: int
+    free: int
+
+
+# ---- the world ------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Dev:
+    index: int
+    ref: DeviceRef
+    raw: dict
+    taints: tuple
+    unmodelled: str | None
+    cel: Any = None
+
+
+@dataclass(slots=True)
+class _Judged:
+    matched: bool
+    error: str | None = None  # CEL runtime error (counts as no match)
+    unevaluable: str | None = None  # expression the library cannot evaluate
+    why: str | None = None  # why it cannot be evaluated
+
+
+@dataclass(slots=True)
+class _AskLists:
+    ask: DeviceAsk
+    owner: str
+    lists: dict[str, list[int]]  # step -> device indices left
+    errors: list[CelError] = field(default_factory=list)
+    unmodelled: str | None = None
+    unevaluable: str | None = None
+    why: str | None = None
+
+
+class _Budget(Exception):
+    pass
+
+
+def _default_engine() -> tuple[SelectorEngine, Callable[[str, dict], Any]]:
+    return Selectors(), device_from_slice
+
+
+def _judge(result: Any, expression: str) -> _Judged:
+    """The CEL helper answers Match(matched, error), or an Unevaluable result for what its library cannot evaluate."""
+    if type(result).__name__ != "Unevaluable" and hasattr(result, "matched"):
+        return _Judged(matched=bool(result.matched), error=getattr(result, "error", None))
+    return _Judged(matched=False, unevaluable=expression, why=str(getattr(result, "why", "") or "") or None)
+
+
+class DraWorld:
+    def __init__(self, views: DraViews, nodes: Iterable[NodeLike], *, selectors: SelectorEngine | None = None,
+                 device_factory: Callable[[str, dict], Any] | None = None,
+                 search_budget: int = DEFAULT_SEARCH_BUDGET) -> None:
+        if selectors is None or device_factory is None:
+            engine, factory = _default_engine()
+            selectors, device_factory = selectors or engine, device_factory or factory
+        self.views = views
+        self._engine = selectors
+        self._factory = device_factory
+        self._budget = search_budget
+        self._nodes = {n.name: n for n in nodes}
+        self._devices: list[_Dev] = []
+        self._by_ref: dict[DeviceRef, int] = {}
+        self._by_node_name: dict[str, list[int]] = {}
+        self._all_nodes: list[int] = []
+        self._by_selector: list[tuple[dict, list[int]]] = []
+        self._pool_unmodelled: dict[int, str] = {}
+        for pool in views.pools:
+            for sl in pool.slices:
+                indices = []
+                for d in sl.devices:
+                    reason = sl.unmodelled or (pool.unmodelled if pool.incomplete else None) or d.unmodelled
+                    dev = _Dev(index=len(self._devices), ref=d.ref, raw=d.raw, taints=d.taints, unmodelled=reason)
+                    self._devices.append(dev)
+                    self._by_ref.setdefault(d.ref, dev.index)
+                    indices.append(dev.index)
+                if sl.node_name:
+                    self._by_node_name.setdefault(sl.node_name, []).extend(indices)
+                elif sl.all_nodes or sl.per_device_node_selection:
+                    # per-device node selection is not modelled: offered everywhere, marked unmodelled
+                    self._all_nodes.extend(indices)
+                elif sl.node_selector is not None:
+                    self._by_selector.append((sl.node_selector, indices))
+        # Devices in use: every claim's status.allocation (allocator's AllocatedDevices); adminAccess takes none.
+        self._holders: dict[DeviceRef, list[Claim]] = {}
+        for claim in views.claims.values():
+            for a in claim.allocated or ():
+                if not a.admin_access:
+                    self._holders.setdefault(a.ref, []).append(claim)
+        self._node_devices: dict[str, tuple[int, ...]] = {}
+        self._class_cache: dict[tuple[str, int], _Judged] = {}
+        self._expr_cache: dict[tuple[str, int], _Judged] = {}
+        self._shape_ids: dict[tuple, int] = {}
+        self._outcomes: dict[tuple[int, str], NodeOutcome] = {}
+        self.search_steps = 0  # picks tried by all searches (for measurement)
+
+    # ---- indexes ------------------------------------------------------------------------------
+
+    def devices_on(self, node: NodeLike) -> tuple[int, ...]:
+        """Indices of the devices offered to a node: nodeName, matching nodeSelector, allNodes."""
+        cached = self._node_devices.get(node.name)
+        if cached is None:
+            found = list(self._by_node_name.get(node.name, ())) + self._all_nodes
+            for selector, indices in self._by_selector:
+                if selector_matches({}, selector.get("nodeSelectorTerms") or [], node.labels, node.name):
+                    found.extend(indices)
+            cached = self._node_devices[node.name] = tuple(found)
+        return cached
+
+    def device_name(self, index: int) -> str:
+        return str(self._devices[index].ref)
+
+    def holders(self, ref: DeviceRef) -> tuple[Holder, ...]:
+        return tuple(Holder(device=str(ref), claim=c.key, pods=tuple(f"{c.namespace}/{p}" for p in c.reserved_for)) for c in self._holders.get(ref, ()))
+
+    def _cel_device(self, dev: _Dev) -> Any:
+        if dev.cel is None:
+            try:
+                dev.cel = self._factory(dev.ref.driver, dev.raw)
+            except ValueError as e:  # an entry API validation would refuse: no selector can match it
+                dev.cel = _Judged(matched=False, error=f"invalid device entry: {e}")
+        return dev.cel
+
+    def _eval(self, expression: str, index: int) -> _Judged:
+        key = (expression, index)
+        judged = self._expr_cache.get(key)
+        if judged is None:
+            device = self._cel_device(self._devices[index])
+            if isinstance(device, _Judged):
+                judged = device
+            else:
+                judged = _judge(self._engine.evaluate(expression, device), expression)
+            self._expr_cache[key] = judged
+        return judged
+
+    def class_matches(self, class_name: str, index: int) -> _Judged:
+        """Step 1, once per (class, device): the DeviceClass's selectors all true (the driver is one of them)."""
+        key = (class_name, index)
+        judged = self._class_cache.get(key)
+        if judged is None:
+            judged = _Judged(matched=True)
+            for expression in self.views.classes[class_name].selectors:
+                one = self._eval(expression, index)
+                if not one.matched:
+                    judged = one
+                    break
+            self._class_cache[key] = judged
+        return judged
+
+    # ---- pre-funnel -------------------------------------------------------------------------------
+
+    def resolve(self, pod: PodClaims) -> Resolution:
+        """The claim specs a pod is judged on, and what is missing (causes.md rows 6 and 7)."""
+        claims, missing, unreadable = [], [], []
+        bad = self.views.unreadable
+        for ref in pod.refs:
+            if ref.claim_name:
+                claim = self.views.claims.get((pod.namespace, ref.claim_name))
+                if claim is None and (CLAIMS_FILE, pod.namespace, ref.claim_name) in bad:
+                    unreadable.append(bad[(CLAIMS_FILE, pod.namespace, ref.claim_name)])
+                elif claim is None:
+                    missing.append(MissingClaim(pod_claim=ref.name, kind="ResourceClaim", namespace=pod.namespace,
+                                                name=ref.claim_name))
+                else:
+                    claims.append(ResolvedClaim(pod_claim=ref.name, owner=f"ResourceClaim {claim.key}", spec=claim.spec,
+                                                claim=claim))
+                continue
+            if not ref.template_name:
+                continue
+            listed, generated = pod.generated_name(ref.name)
+            if listed and generated is None:
+                continue  # the claim controller decided no claim is needed
+            claim = self.views.claims.get((pod.namespace, generated)) if generated else None
+            if claim is None and generated and (CLAIMS_FILE, pod.namespace, generated) in bad:
+                unreadable.append(bad[(CLAIMS_FILE, pod.namespace, generated)])
+                continue
+            if claim is not None:
+                claims.append(ResolvedClaim(pod_claim=ref.name, owner=f"ResourceClaim {claim.key}", spec=claim.spec,
+                                            claim=claim))
+                continue
+            template = self.views.templates.get((pod.namespace, ref.template_name))
+            if template is None and (TEMPLATES_FILE, pod.namespace, ref.template_name) in bad:
+                unreadable.append(bad[(TEMPLATES_FILE, pod.namespace, ref.template_name)])
+            elif template is None:
+                missing.append(MissingClaim(pod_claim=ref.name, kind="ResourceClaimTemplate", namespace=pod.namespace,
+                                            name=ref.template_name))
+            else:  # not generated yet: judged on the template's spec
+                claims.append(ResolvedClaim(pod_claim=ref.name, owner=f"ResourceClaimTemplate {pod.namespace}/{template.name}",
+                                            spec=template.spec, claim=None))
+        if pod.extended_claim:
+            claim = self.views.claims.get((pod.namespace, pod.extended_claim))
+            if claim is not None:
+                claims.append(ResolvedClaim(pod_claim="(extended resource)", owner=f"ResourceClaim {claim.key}",
+                                            spec=claim.spec, claim=claim))
+        # The scheduler validates classes of claims still to allocate (PreFilter: "device class X does not exist").
+        no_class = []
+        for rc in claims:
+            if rc.allocated:
+                continue
+            for request, name in rc.spec.class_names():
+                if name in self.views.classes:
+                    continue
+                if (CLASSES_FILE, "", name) in bad:
+                    unreadable.append(bad[(CLASSES_FILE, "", name)])
+                else:
+                    no_class.append(MissingClass(owner=rc.owner, request=request, device_class=name))
+        shape_id = self._shape_ids.setdefault(_shape(claims), len(self._shape_ids))
+        return Resolution(pod=pod, claims=tuple(claims), missing_claims=tuple(missing), missing_classes=tuple(no_class),
+                          unreadable=tuple(dict.fromkeys(unreadable)), shape_id=shape_id)
+
+    # ---- per node ---------------------------------------------------------------------------------
+
+    def evaluate(self, resolution: Resolution, node: NodeLike) -> NodeOutcome:
+        key = (resolution.shape_id, node.name)
+        outcome = self._outcomes.get(key)
+        if outcome is None:
+            outcome = self._outcomes[key] = self._evaluate(resolution, node)
+        return outcome
+
+    def _evaluate(self, resolution: Resolution, node: NodeLike) -> NodeOutcome:
+        if not resolution.complete:
+            raise ValueError("evaluate() needs a complete resolution: rows 6 and 7 (and unreadable objects) come first")
+        for rc in resolution.claims:
+            if rc.allocated:
+                # Allocated claims pin the pod to the nodes their allocation allows (no new devices needed).
+                terms = (rc.claim.node_selector or {}).get("nodeSelectorTerms") if rc.claim.node_selector else None  # type: ignore[union-attr]
+                if terms is not None and not selector_matches({}, terms, node.labels, node.name):
+                    return NodeOutcome(node=node.name, stage="pinned", pinned_by=rc.claim.key)  # type: ignore[union-attr]
+        pending = [rc for rc in resolution.claims if not rc.allocated]
+        for rc in pending:
+            if rc.spec.unmodelled:
+                return NodeOutcome(node=node.name, stage="unmodelled", unmodelled=f"{rc.owner}: {rc.spec.unmodelled}")
+        if not pending:
+            return NodeOutcome(node=node.name, stage="ok")
+        offered = self.devices_on(node)
+        lists = [[[self._ask_lists(rc.owner, ask, offered) for ask in req.alternatives] for req in rc.spec.requests]
+                 for rc in pending]
+        flat = [a for claim in lists for req in claim for a in req]
+        stage, too_large, chosen = self._first_failing(pending, lists)
+        unmodelled = unevaluable = why = None
+        if stage == "budget":
+            stage, unmodelled = "unmodelled", f"the device search on this node needs more than {self._budget} steps"
+        elif stage != "ok":
+            # A failure that a device we do not model (or cannot evaluate) might explain is not answered as ours.
+            unmodelled = next((a.unmodelled for a in flat if a.unmodelled), None)
+            found = None if unmodelled else next((a for a in flat if a.unevaluable), None)
+            unevaluable, why = (found.unevaluable, found.why) if found else (None, None)
+            if unmodelled or unevaluable:
+                stage, too_large = ("unmodelled" if unmodelled else "unevaluable"), False
+        evidence = tuple(self._evidence(a, chosen.get(id(a), ())) for a in flat)
+        return NodeOutcome(node=node.name, stage=stage, too_large=too_large, requests=evidence,
+                           unmodelled=unmodelled, unevaluable=unevaluable, unevaluable_why=why)
+
+    def _ask_lists(self, owner: str, ask: DeviceAsk, offered: tuple[int, ...]) -> _AskLists:
+        out = _AskLists(ask=ask, owner=owner, lists={})
+        passed_class = []
+        for i in offered:
+            judged = self.class_matches(ask.device_class, i)
+            if judged.unevaluable:
+                out.unevaluable, out.why = out.unevaluable or judged.unevaluable, out.why or judged.why
+            elif judged.matched:
+                passed_class.append(i)
+            elif judged.error:
+                out.errors.append(CelError(device=self.device_name(i), expression="(DeviceClass selector)", error=judged.error))
+        passed_selectors = []
+        for i in passed_class:
+            ok = True
+            for expression in ask.selectors:
+                judged = self._eval(expression, i)
+                if judged.unevaluable:
+                    out.unevaluable, out.why = out.unevaluable or judged.unevaluable, out.why or judged.why
+                    ok = False
+                    break
+                if not judged.matched:
+                    if judged.error:
+                        out.errors.append(CelError(device=self.device_name(i), expression=expression, error=judged.error))
+                    ok = False
+                    break
+            if ok:
+                passed_selectors.append(i)
+        # Devices the engine does not model are counted out, but remembered: a failure may then be theirs to explain.
+        for i in passed_selectors:
+            if self._devices[i].unmodelled:
+                out.unmodelled = out.unmodelled or f"{self._devices[i].unmodelled} ({self.device_name(i)})"
+        modelled = [i for i in passed_selectors if not self._devices[i].unmodelled]
+        passed_class = [i for i in passed_class if not self._devices[i].unmodelled]
+        # Device taints: NoSchedule/NoExecute not tolerated by the request (allocator: tolerated taints only).
+        passed_taints = [i for i in modelled if not untolerated(self._devices[i].taints, ask.tolerations)]
+        free = passed_taints if ask.admin_access else [i for i in passed_taints if self._devices[i].ref not in self._holders]
+        out.lists = {"class": passed_class, "selectors": modelled, "taints": passed_taints, "free": free}
+        return out
+
+    def _first_failing(self, pending: list, lists: list) -> tuple[str, bool, dict[int, tuple[int, ...]]]:
+        """The first step at which the pod's claims cannot all be met on this node (dra.md steps 1-5)."""
+        def every_alternative_empty(step: str) -> bool:
+            return any(all(not a.lists[step] for a in req) for claim in lists for req in claim)
+
+        if every_alternative_empty("class"):
+            return "class", False, {}
+        if every_alternative_empty("selectors"):
+            return "selectors", False, {}
+        try:
+            # The common answer first: one search when the pod fits; the ladder below only explains a failure.
+            chosen = self._search(pending, lists, "free", constraints=True)
+            if chosen is not None:
+                return "ok", False, chosen
+            if self._search(pending, lists, "selectors", constraints=False) is None:
+                return "enough", True, {}  # even an empty node has too few matching devices
+            if self._search(pending, lists, "selectors", constraints=True) is None:
+                return "constraints", False, {}
+            if self._search(pending, lists, "taints", constraints=True) is None:
+                return "taints", False, {}
+        except _Budget:
+            return "budget", False, {}
+        return ("free" if every_alternative_empty("free") else "enough"), False, {}
+
+    def _search(self, pending: list, lists: list, step: str, *, constraints: bool) -> dict[int, tuple[int, ...]] | None:
+        """Backtracking over claims, requests (firstAvailable in order) and devices, like allocateOne.
+
+        Returns id(_AskLists) -> chosen device indices, or None when no allocation exists at this step.
+        """
+        slots: list[tuple[int, Request, list[_AskLists]]] = [
+            (ci, req, lists[ci][ri]) for ci, rc in enumerate(pending) for ri, req in enumerate(rc.spec.requests)]
+        used: set[int] = set()
+        chosen: dict[int, tuple[int, ...]] = {}
+        # matchAttribute state per (claim, constraint): [value, number of devices]
+        state = {(ci, k): [None, 0] for ci, rc in enumerate(pending) for k in range(len(rc.spec.constraints))}
+
+        def applies(ci: int, k: int, ask: DeviceAsk, request: str) -> bool:
+            names = pending[ci].spec.constraints[k].requests
+            return not names or request in names or ask.name in names
+
+        def try_add(ci: int, ask: DeviceAsk, request: str, index: int) -> list[tuple[int, int]] | None:
+            if not constraints:
+                return []
+            added = []
+            for k, c in enumerate(pending[ci].spec.constraints):
+                if not applies(ci, k, ask, request):
+                    continue
+                value = _attribute(self._devices[index], c.match_attribute or "")
+                st = state[(ci, k)]
+                if value is None or (st[1] and st[0] != value):
+                    for kk in added:
+                        state[kk][1] -= 1
+                    return None
+                if not st[1]:
+                    st[0] = value
+                st[1] += 1
+                added.append((ci, k))
+            return added
+
+        def undo(added: list[tuple[int, int]]) -> None:
+            for kk in added:
+                state[kk][1] -= 1
+
+        def candidates(a: _AskLists) -> list[int]:
+            pool = a.lists[step]
+            if a.ask.mode != ALL:
+                return pool
+            # All: every device passing class, selectors and taints; at the free step they must all be free.
+            everything = a.lists["taints" if step == "free" else step]
+            return everything if step != "free" or len(pool) == len(everything) else []
+
+        def place(s: int) -> bool:
+            if s == len(slots):
+                return True
+            ci, req, alternatives = slots[s]
+            for a in alternatives:
+                pool = candidates(a)
+                need = len(pool) if a.ask.mode == ALL else a.ask.count
+                if need == 0 or need > ALLOCATION_RESULTS_MAX:
+                    continue
+                picked: list[int] = []
+
+                def pick(start: int) -> bool:
+                    if len(picked) == need:
+                        chosen[id(a)] = tuple(picked)
+                        if place(s + 1):
+                            return True
+                        del chosen[id(a)]
+                        return False
+                    for pos in range(start, len(pool)):
+                        if len(pool) - pos < need - len(picked):
+                            return False
+                        index = pool[pos]
+                        self.search_steps += 1
+                        if self.search_steps > budget_end:
+                            raise _Budget
+                        if index in used and not a.ask.admin_access:
+                            continue
+                        added = try_add(ci, a.ask, req.name, index)
+                        if added is None:
+                            continue
+                        picked.append(index)
+                        if not a.ask.admin_access:
+                            used.add(index)
+                        if pick(pos + 1):
+                            return True
+                        picked.pop()
+                        if not a.ask.admin_access:
+                            used.discard(index)
+                        undo(added)
+                    return False
+
+                if pick(0):
+                    return True
+            return False
+
+        # Necessary condition first, so a hopeless case never enters the exponential search:
+        # the smallest need of every request together cannot exceed the devices any of them could use.
+        union = {i for _, _, alts in slots for a in alts for i in candidates(a)}
+        least = sum(min((len(candidates(a)) if a.ask.mode == ALL else a.ask.count) for a in alts) for _, _, alts in slots)
+        if least > len(union) and not any(a.ask.admin_access for _, _, alts in slots for a in alts):
+            return None
+        budget_end = self.search_steps + self._budget
+        return chosen if place(0) else None
+
+    def _evidence(self, a: _AskLists, chosen: tuple[int, ...]) -> RequestEvidence:
+        taken = [self._devices[i].ref for i in a.lists["taints"] if self._devices[i].ref in self._holders]
+        holders = tuple(h for ref in taken for h in self.holders(ref))
+        return RequestEvidence(owner=a.owner, request=a.ask.name, device_class=a.ask.device_class,
+                               needed="All" if a.ask.mode == ALL else a.ask.count,
+                               left={step: len(a.lists[step]) for step in STEPS},
+                               chosen=tuple(self.device_name(i) for i in chosen), holders=holders,
+                               cel_errors=tuple(a.errors))
+
+    # ---- extended resources served by DRA ---------------------------------------------------------
+
+    def extended_class(self, resource_name: str) -> str | None:
+        """The DeviceClass serving an extended resource: explicit extendedResourceName (newest class wins,
+        then name), else the implicit deviceclass.resource.kubernetes.io/<class>."""
+        named = [c for c in self.views.classes.values() if c.extended_resource_name == resource_name]
+        if named:
+            return sorted(named, key=lambda c: (c.created, c.name), reverse=True)[0].name
+        if resource_name.startswith(IMPLICIT_EXTENDED_PREFIX):
+            name = resource_name[len(IMPLICIT_EXTENDED_PREFIX):]
+            return name if name in self.views.classes else None
+        return None
+
+    def extended_offer(self, resource_name: str, node: NodeLike) -> ExtendedOffer | None:
+        """Devices of the class serving `resource_name` on a node that does not advertise it; None otherwise."""
+        if resource_name in (getattr(node, "allocatable", None) or {}):
+            return None  # the device plugin serves it there
+        name = self.extended_class(resource_name)
+        if name is None:
+            return None
+        offered = [i for i in self.devices_on(node)
+                   if not self._devices[i].unmodelled and self.class_matches(name, i).matched]
+        # The scheduler's claim for an extended resource has no tolerations: tainted devices are not free.
+        free = [i for i in offered if self._devices[i].ref not in self._holders and not untolerated(self._devices[i].taints, ())]
+        return ExtendedOffer(device_class=name, offered=len(offered), free=len(free))
+
+
+def _attribute(dev: _Dev, qualified: str) -> tuple[str, Any] | None:
+    """allocator_stable.go lookupAttribute: the fully qualified name, or the bare name when the domain is the driver."""
+    attrs = dev.raw.get("attributes") or {}
+    value = attrs.get(qualified)
+    if value is None and "/" in qualified:
+        domain, _, short = qualified.partition("/")
+        if domain == dev.ref.driver:
+            value = attrs.get(short)
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    kind, v = next(iter(value.items()))
+    return (kind, v) if kind in ("bool", "int", "string", "version") else None
