@@ -32,9 +32,9 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import cel
@@ -139,22 +139,27 @@ class Device:
     name: str
     attributes: Mapping[str, Mapping[str, AttributeValue]]
     capacity: Mapping[str, Mapping[str, Quantity]]
-    # What a selector can see, hashable: devices with equal keys get the same answer from every selector.
-    key: tuple = field(init=False, repr=False)
-    # compile.go DeviceMatches converts every attribute first: a bad version fails every selector on the device.
-    error: str | None = field(init=False, repr=False)
-    entries: int = field(init=False, repr=False)  # the most entries any of its maps has
-
-    def __post_init__(self) -> None:
+    # Derived once, when first asked (cached_property writes the instance dict, which frozen allows).
+    @cached_property
+    def key(self) -> tuple:
+        """What a selector can see, hashable: devices with equal keys get the same answer from every selector."""
         def frozen(maps: Mapping[str, Mapping[str, object]]) -> tuple:
-            # type name first: {"bool": true} and {"int": 1} must not share a key (True == 1 in Python).
-            return tuple(sorted((domain, tuple(sorted((n, type(v).__name__, v) for n, v in names.items())))
-                                for domain, names in maps.items()))
+            # The type too: {"bool": true} and {"int": 1} must not share a key (True == 1 in Python). Not
+            # sorted (a slice's devices list names in one order): another order only misses the cache.
+            return tuple((domain, tuple((n, type(v), v) for n, v in names.items())) for domain, names in maps.items())
 
-        object.__setattr__(self, "key", (self.driver, frozen(self.attributes), frozen(self.capacity)))
-        object.__setattr__(self, "error", _conversion_error(self))
-        object.__setattr__(self, "entries", max([len(self.attributes), len(self.capacity)]
-                                                + [len(m) for m in (*self.attributes.values(), *self.capacity.values())]))
+        return self.driver, frozen(self.attributes), frozen(self.capacity)
+
+    @cached_property
+    def error(self) -> str | None:
+        """compile.go DeviceMatches converts every attribute first: a bad version fails every selector on it."""
+        return _conversion_error(self)
+
+    @cached_property
+    def entries(self) -> int:
+        """The most entries any of its maps has (what a macro over one of them iterates)."""
+        return max([len(self.attributes), len(self.capacity)]
+                   + [len(m) for m in (*self.attributes.values(), *self.capacity.values())])
 
 
 def _conversion_error(device: Device) -> str | None:
@@ -494,12 +499,12 @@ def _tokens(expression: str) -> list[_Token]:
 @dataclass(frozen=True, kw_only=True)
 class _Scan:
     refusal: str | None
-    domains: frozenset[str] = frozenset()
+    domains: frozenset[str] = frozenset()  # literal keys of device.attributes[...] / device.capacity[...]
     work: int = 0  # estimated cost of one evaluation, in WORK_BUDGET units
     device_work: int = 0  # more work per entry of the device (macros over its maps)
     # Everything the expression reads of `device` ((driver,), (attributes|capacity, domain, name)), or None
     # when it uses a whole map (size(), a macro, ==) and so may read anything.
-    reads: tuple[tuple[str, ...], ...] | None = None  # literal keys of device.attributes[...] / device.capacity[...]
+    reads: tuple[tuple[str, ...], ...] | None = None
 
 
 def _receiver_start(tokens: list[_Token], opener: dict[int, int], end: int) -> int:
@@ -677,7 +682,7 @@ def _project(reads: tuple[tuple[str, ...], ...], device: Device) -> tuple:
         else:
             maps = device.attributes if read[0] == "attributes" else device.capacity
             value = maps.get(read[1], {}).get(read[2], _MISSING)
-            out.append((type(value).__name__, value))  # bool True and int 1 are different keys
+            out.append((type(value), value))  # bool True and int 1 are different keys
     return tuple(out)
 
 
