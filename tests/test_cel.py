@@ -418,3 +418,9 @@ def test_a_refused_expression_is_compiled_once_and_never_run():
     results = {selectors.evaluate(expression, d) for d in real_devices()}
     assert len(results) == 1 and isinstance(results.pop(), Unevaluable)
     assert (selectors.stats.compiles, selectors.stats.evaluations) == (1, 0)
+
+
+@pytest.mark.parametrize("expression", [["device.driver == 'x'"], {"cel": "true"}, 42, None])
+def test_an_expression_that_is_not_a_string_is_unevaluable_not_a_crash(expression):
+    result = judge(expression)
+    assert isinstance(result, Unevaluable) and result.why == "a CEL expression is a string"

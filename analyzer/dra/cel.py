@@ -757,6 +757,8 @@ class Selectors:
 
     def compile(self, expression: str) -> _Compiled | Unevaluable:
         """The compiled program, or why it cannot be evaluated; cached per distinct expression."""
+        if not isinstance(expression, str):  # bundles are untrusted: a list or a number is not an expression
+            return Unevaluable(expression=repr(expression)[:200], why="a CEL expression is a string")
         found = self._compiled.get(expression)
         if found is None:
             found = self._compile(expression)
@@ -770,8 +772,6 @@ class Selectors:
 
     @staticmethod
     def _compile(expression: str) -> _Compiled | Unevaluable:
-        if not isinstance(expression, str):
-            return Unevaluable(expression=repr(expression), why="a CEL expression is a string")
         try:
             scan = _scan(expression)
             if scan.refusal is not None:
