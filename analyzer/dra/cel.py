@@ -1,21 +1,25 @@
 """CEL device selectors (DeviceClass and ResourceClaim request `selectors[].cel.expression`), as the scheduler
 evaluates them (k8s.io/dynamic-resource-allocation/cel/compile.go, CompilationResult.DeviceMatches).
 
-Library: `common-expression-language` (module `cel`, Rust cel-rust bindings), chosen over `cel-python`
-(`celpy` 0.5.0) after trying both:
-- Kubernetes functions: both register Python callables and dispatch `x.f(a)` to `f(x, a)`. celpy also
-  carries custom Python objects, the Rust library only plain values, so Quantity and Semver travel as
-  one-key maps holding a canonical value (equal quantities are equal maps: `1Gi` == `1024Mi`).
-- Limits: neither has a runtime cost limit or interruption. The Rust parser refuses deep nesting with a
-  clear error (celpy raises RecursionError at ~60 parentheses), and evaluation never recursed out of the
-  stack on 5,000-deep operator chains. Work is bounded here before compiling (see `_scan`).
-- Speed: a compiled program runs in ~0.3 us on a prepared context (~20 us to convert a device's maps
-  once) against ~1,200 us per evaluation in celpy's interpreter; celpy's compiled runner failed to
-  build. 40,000 devices are one conversion each plus cache lookups.
-- Maturity: both young on PyPI; cel-rust is an actively maintained implementation with the spec's
-  conformance tests; neither supports the `.?`/`[?` optional syntax, which is answered Unevaluable.
-String extensions (lowerAscii, split, join, replace, ...) come from the same library's `cel.stdlib`,
-wrapped so their output is bounded.
+Library: `common-expression-language` 0.10 (module `cel`, Python bindings of the Rust cel-rust
+interpreter), chosen over `cel-python` 0.5.0 (`celpy`, pure Python) after trying both:
+- Kubernetes functions: both take Python callables and dispatch `x.f(a)` to `f(x, a)`. celpy can also
+  carry custom Python objects; this library only plain values, so Quantity and Semver travel as one-key
+  maps holding a canonical exact value (equal quantities are equal maps: `1Gi` == `1024Mi`).
+- Limits on hostile input: neither has a runtime cost limit or interruption. This library's parser
+  refuses deep nesting with an error (celpy raised RecursionError at 60 parentheses) and its evaluator
+  survived 10,000-long operator chains. The work is bounded here before compiling (`_scan`), by capping
+  what the string functions make, and by a per-bundle work budget.
+- Speed: one evaluation is ~3 us on a built context plus ~20-70 us to build the context from a device;
+  celpy's interpreter took ~1,200 us per evaluation and its compiled runner failed to build. Results are
+  cached per (expression, the values of the device it reads), so 40,000 devices that agree on what a
+  selector reads cost one evaluation and 40,000 lookups.
+- Maturity: both are pre-1.0 on PyPI (0.5.0 and 0.10.0); celpy ships with Cloud Custodian's CEL
+  library. This library (like celpy) does not parse the `.?`/`[?` optional syntax and has no
+  `cel.bind`: such selectors are Unevaluable. Known difference: `size()` of a non-ASCII string counts
+  UTF-8 bytes, not code points.
+String extensions (lowerAscii, split, join, replace, ...) are the library's own `cel.stdlib`
+implementations, wrapped so their output is bounded.
 
 A runtime error on a device (missing key, type error, bad quantity) is `Match(matched=False, error=...)`
 in the scheduler's words (`no such key: productName`); an expression this library cannot compile or
@@ -28,8 +32,9 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property, lru_cache
 from typing import Any
 
 import cel
@@ -43,12 +48,21 @@ MAX_EXPRESSION_BYTES = 10 * 1024
 # Brackets nested deeper than this are refused before the parser sees them (cel-go's parser stops at a
 # recursion limit too; real selectors nest a handful deep).
 MAX_NESTING = 50
-# resourceapi.CELSelectorExpressionMaxCost; here the estimate is iterations x body size over the
-# comprehension macros (see _scan), not cel-go's cost units.
-MAX_ESTIMATED_COST = 1_000_000
+# The comprehension macros' estimated work, iterations x body tokens (see _scan). Kubernetes allows
+# resourceapi.CELSelectorExpressionMaxCost = 1,000,000 of cel-go's cost units (~0.1 s in the scheduler);
+# here 25,000 of these units is at most ~0.25 s for the library, measured.
+MAX_ESTIMATED_COST = 25_000
+# One macro unit costs the library about as much as this many plain tokens (measured: ~1.4 us vs ~0.08 us).
+MACRO_WEIGHT = 16
+# Work for the whole bundle, in tokens evaluated (+ MACRO_WEIGHT x macro units): a hostile selector x
+# 40,000 distinct devices stops here (~4 s) instead of running for minutes. Real selectors are ~10-40
+# tokens, so 40,000 devices x 10 selectors is under a fifth of it.
+WORK_BUDGET = 50_000_000
 # Size assumed for a macro's receiver that is not a list literal: lists made by the functions below are
 # capped at this, and a device's maps hold at most 32 entries.
 MAX_LIST = 1000
+# A macro body may name its variable this often (real selectors: once or twice).
+MAX_VARIABLE_USES = 16
 # Strings and lists made by the string functions are capped so chained calls cannot grow without bound.
 MAX_STRING = 16 * 1024
 # k8s.io/api/resource/v1: ResourceSliceMaxAttributesAndCapacitiesPerDevice, DeviceAttributeMaxValueLength.
@@ -85,7 +99,7 @@ class CacheStats:
     compiles: int  # distinct expressions compiled (or refused)
     evaluations: int  # CEL programs actually run
     hits: int  # answers served from the (expression, device content) cache
-    conversions: int  # devices converted into CEL values
+    work: int  # estimated work spent, against the bundle's budget
 
 
 # --- devices -------------------------------------------------------------------------------------
@@ -125,16 +139,44 @@ class Device:
     name: str
     attributes: Mapping[str, Mapping[str, AttributeValue]]
     capacity: Mapping[str, Mapping[str, Quantity]]
-    # What a selector can see, hashable: devices with equal keys get the same answer from every selector.
-    key: tuple = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
+    # Derived once, when first asked (cached_property writes the instance dict, which frozen allows).
+    @cached_property
+    def key(self) -> tuple:
+        """What a selector can see, hashable: devices with equal keys get the same answer from every selector."""
         def frozen(maps: Mapping[str, Mapping[str, object]]) -> tuple:
-            # type name first: {"bool": true} and {"int": 1} must not share a key (True == 1 in Python).
-            return tuple(sorted((domain, tuple(sorted((n, type(v).__name__, v) for n, v in names.items())))
-                                for domain, names in maps.items()))
+            # The type too: {"bool": true} and {"int": 1} must not share a key (True == 1 in Python). Not
+            # sorted (a slice's devices list names in one order): another order only misses the cache.
+            return tuple((domain, tuple((n, type(v), v) for n, v in names.items())) for domain, names in maps.items())
 
-        object.__setattr__(self, "key", (self.driver, frozen(self.attributes), frozen(self.capacity)))
+        return self.driver, frozen(self.attributes), frozen(self.capacity)
+
+    @cached_property
+    def error(self) -> str | None:
+        """compile.go DeviceMatches converts every attribute first: a bad version fails every selector on it."""
+        return _conversion_error(self)
+
+    @cached_property
+    def entries(self) -> int:
+        """The most entries any of its maps has (what a macro over one of them iterates)."""
+        return max([len(self.attributes), len(self.capacity)]
+                   + [len(m) for m in (*self.attributes.values(), *self.capacity.values())])
+
+
+def _conversion_error(device: Device) -> str | None:
+    for domain, names in device.attributes.items():
+        for name, value in names.items():
+            if isinstance(value, Version):
+                try:
+                    _semver_text(value.text)
+                except _CelError as exc:
+                    return f"attribute {domain}/{name}: parse semantic version: {exc}"
+    for domain, names in device.capacity.items():
+        for name, quantity in names.items():
+            try:
+                _quantity_value(quantity.text)
+            except _CelError as exc:
+                return f"capacity {domain}/{name}: {exc}"
+    return None
 
 
 def _split_name(name: str, driver: str) -> tuple[str, str]:
@@ -199,6 +241,7 @@ class _CelError(ValueError):
 _NO_OVERLOAD = "no such overload"
 
 
+@lru_cache(maxsize=4096)
 def _quantity_value(text: str) -> Fraction:
     # analyzer.quantity refuses negative amounts (resource requests); CEL quantities may be negative.
     negative = text.startswith("-")
@@ -216,14 +259,19 @@ def _quantity(value: Fraction) -> dict[str, str]:
 
 def _as_quantity(arg: object) -> Fraction | None:
     if isinstance(arg, dict) and len(arg) == 1 and _QUANTITY_KEY in arg:
-        return Fraction(arg[_QUANTITY_KEY])
+        return _fraction(arg[_QUANTITY_KEY])
     return None
 
 
 def _as_semver(arg: object) -> semver.Version | None:
     if isinstance(arg, dict) and len(arg) == 1 and _SEMVER_KEY in arg:
-        return semver.Version.parse(arg[_SEMVER_KEY])
+        return _version(arg[_SEMVER_KEY])
     return None
+
+
+# Canonical texts back to values; a selector run over 40,000 devices sees the same few again and again.
+_fraction = lru_cache(maxsize=4096)(Fraction)
+_version = lru_cache(maxsize=4096)(semver.Version.parse)
 
 
 def _operands(receiver: object, other: object) -> tuple[Any, Any]:
@@ -339,7 +387,9 @@ def _bounded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
                 if len(s) + growth > MAX_STRING:
                     raise _CelError(f"replace: result longer than {MAX_STRING} characters")
         if name == "join" and args and isinstance(args[0], list):
-            if sum(len(x) for x in args[0] if isinstance(x, str)) > MAX_STRING:
+            separator = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+            size = sum(len(x) for x in args[0] if isinstance(x, str)) + len(separator) * max(0, len(args[0]) - 1)
+            if size > MAX_STRING:
                 raise _CelError(f"join: result longer than {MAX_STRING} characters")
         if name == "split" and args and isinstance(args[0], str) and len(args) > 1 and isinstance(args[1], str):
             pieces = len(args[0]) if args[1] == "" else args[0].count(args[1]) + 1
@@ -450,6 +500,11 @@ def _tokens(expression: str) -> list[_Token]:
 class _Scan:
     refusal: str | None
     domains: frozenset[str] = frozenset()  # literal keys of device.attributes[...] / device.capacity[...]
+    work: int = 0  # estimated cost of one evaluation, in WORK_BUDGET units
+    device_work: int = 0  # more work per entry of the device (macros over its maps)
+    # Everything the expression reads of `device` ((driver,), (attributes|capacity, domain, name)), or None
+    # when it uses a whole map (size(), a macro, ==) and so may read anything.
+    reads: tuple[tuple[str, ...], ...] | None = None
 
 
 def _receiver_start(tokens: list[_Token], opener: dict[int, int], end: int) -> int:
@@ -467,6 +522,36 @@ def _receiver_start(tokens: list[_Token], opener: dict[int, int], end: int) -> i
             continue
         return j
     return 0
+
+
+def _reads(tokens: list[_Token]) -> tuple[tuple[str, ...], ...] | None:
+    """What of `device` the expression reads, when every use is `device.driver`,
+    `device.attributes["domain"].name` or `device.capacity["domain"]["name"]`; else None."""
+    reads: set[tuple[str, ...]] = set()
+
+    def text(j: int) -> str | None:
+        return tokens[j].text if j < len(tokens) else None
+
+    for i, token in enumerate(tokens):
+        if token.kind != "id" or token.text != "device" or (i > 0 and tokens[i - 1].text == "."):
+            continue
+        if text(i + 1) != ".":
+            return None
+        if text(i + 2) == "driver":
+            reads.add(("driver",))
+            continue
+        if (text(i + 2) not in ("attributes", "capacity") or text(i + 3) != "[" or i + 4 >= len(tokens)
+                or tokens[i + 4].value is None or text(i + 5) != "]"):
+            return None
+        domain = tokens[i + 4].value
+        if text(i + 6) == "." and i + 7 < len(tokens) and tokens[i + 7].kind == "id" and text(i + 8) != "(":
+            name = tokens[i + 7].text
+        elif text(i + 6) == "[" and i + 7 < len(tokens) and tokens[i + 7].value is not None and text(i + 8) == "]":
+            name = tokens[i + 7].value
+        else:
+            return None
+        reads.add((tokens[i + 2].text, domain, name))
+    return tuple(sorted(reads))
 
 
 def _scan(expression: str) -> _Scan:
@@ -500,7 +585,9 @@ def _scan(expression: str) -> _Scan:
         elif (token.kind == "str" and token.value is not None and i >= 3 and tokens[i - 1].text == "["
               and tokens[i - 2].text in ("attributes", "capacity") and tokens[i - 3].text == "."):
             domains.add(token.value)
-    cost = 0
+    cost = 0  # worst case, for refusing
+    fixed = 0  # the part that does not depend on the device
+    device_body = 0  # x the device's entry count at evaluation
     for m in macros:
         receiver_end = m - 3  # tokens: <receiver> . name (
         if receiver_end < 0:
@@ -510,7 +597,10 @@ def _scan(expression: str) -> _Scan:
             return _Scan(refusal=f"the comprehension macro {tokens[m - 1].text}() is applied to the result of "
                                  "another macro; chained macros can make the work grow without bound")
         iterations = MAX_LIST
-        if tokens[start].text == "[" and closer.get(start) == receiver_end and (start == 0 or tokens[start - 1].kind
+        on_device = tokens[start].text == "device"  # one of the device's maps: at most 32 entries
+        if on_device:
+            iterations = MAX_ATTRIBUTES_AND_CAPACITIES
+        elif tokens[start].text == "[" and closer.get(start) == receiver_end and (start == 0 or tokens[start - 1].kind
                                                                                  not in ("id", "close", "str", "num")):
             depth = 0
             elements = 0 if receiver_end == start + 1 else 1
@@ -519,12 +609,25 @@ def _scan(expression: str) -> _Scan:
                 depth -= t.kind == "close"
                 elements += depth == 0 and t.text == ","
             iterations = elements
-        body = closer.get(m, len(tokens)) - m - 1
+        end = closer.get(m, len(tokens))
+        variable = tokens[m + 1].text if m + 1 < end and tokens[m + 1].kind == "id" else None
+        uses = sum(1 for j in range(m + 2, end) if tokens[j].kind == "id" and tokens[j].text == variable
+                   and tokens[j - 1].text != ".")
+        if uses > MAX_VARIABLE_USES:
+            # x + x + ... on a long element copies it quadratically: the one way a body grows its value.
+            return _Scan(refusal=f"the comprehension macro {tokens[m - 1].text}() uses its variable {variable} "
+                                 f"{uses} times, more than {MAX_VARIABLE_USES}")
+        body = end - m - 1
         cost += iterations * max(body, 1)
+        if on_device:
+            device_body += max(body, 1)
+        else:
+            fixed += iterations * max(body, 1)
         if cost > MAX_ESTIMATED_COST:
             return _Scan(refusal=f"the comprehension macros' estimated work ({cost:,} steps) is over "
                                  f"{MAX_ESTIMATED_COST:,} (CELSelectorExpressionMaxCost)")
-    return _Scan(refusal=None, domains=frozenset(domains))
+    return _Scan(refusal=None, domains=frozenset(domains), work=len(tokens) + MACRO_WEIGHT * fixed,
+                 device_work=MACRO_WEIGHT * device_body, reads=_reads(tokens))
 
 
 # --- evaluation ------------------------------------------------------------------------------------
@@ -534,6 +637,10 @@ def _scan(expression: str) -> _Scan:
 class _Compiled:
     program: Any  # cel.Program
     domains: frozenset[str]
+    work: int
+    device_work: int
+    reads: tuple[tuple[str, ...], ...] | None
+    functions: dict[str, Callable[..., Any]]
 
 
 _FAILED_CALL = re.compile(r"Python function call failed: \w+: (?P<msg>.*?)\.? Check function arguments", re.DOTALL)
@@ -556,64 +663,102 @@ def _runtime_error(exc: Exception) -> str | None:
         return "division by zero"
     m = _FAILED_CALL.search(text)
     if m:
-        return m.group("msg")
+        return " ".join(m.group("msg").split())
     m = _FUNCTION_ERROR.search(text)
     if m:
-        return f"{m.group('name')}: {m.group('msg')}"
-    return text.split("\n", 1)[0]
+        return " ".join(f"{m.group('name')}: {m.group('msg')}".split())
+    return " ".join(text.split(". ", 1)[0].split())  # the library's first sentence; its hints follow
 
 
-def _cel_device(device: Device, extra_domains: frozenset[str]) -> dict[str, Any] | str:
-    """The `device` variable as compile.go DeviceMatches builds it, or the error that stops evaluation."""
+_MISSING = object()  # a name the device lacks, in a projection key
+
+
+def _project(reads: tuple[tuple[str, ...], ...], device: Device) -> tuple:
+    """The part of the device an expression reads, hashable: the (expression, projection) cache key."""
+    out: list[object] = []
+    for read in reads:
+        if read[0] == "driver":
+            out.append(device.driver)
+        else:
+            maps = device.attributes if read[0] == "attributes" else device.capacity
+            value = maps.get(read[1], {}).get(read[2], _MISSING)
+            out.append((type(value), value))  # bool True and int 1 are different keys
+    return tuple(out)
+
+
+def _cel_value(value: object) -> object:
+    if isinstance(value, Version):
+        return {_SEMVER_KEY: _semver_text(value.text)}
+    if isinstance(value, Quantity):
+        return _quantity(_quantity_value(value.text))
+    return value
+
+
+def _cel_device(device: Device, reads: tuple[tuple[str, ...], ...] | None, domains: frozenset[str]) -> dict:
+    """The `device` variable as compile.go DeviceMatches builds it; with `reads`, only what the expression
+    reads (nothing else can change its result)."""
     attributes: dict[str, dict[str, Any]] = {}
-    for domain, names in device.attributes.items():
-        converted: dict[str, Any] = {}
-        for name, value in names.items():
-            if isinstance(value, Version):
-                try:
-                    converted[name] = {_SEMVER_KEY: _semver_text(value.text)}
-                except _CelError as exc:
-                    return f"attribute {domain}/{name}: parse semantic version: {exc}"
-            else:
-                converted[name] = value
-        attributes[domain] = converted
     capacity: dict[str, dict[str, Any]] = {}
-    for domain, names in device.capacity.items():
-        converted = {}
-        for name, quantity in names.items():
-            try:
-                converted[name] = _quantity(_quantity_value(quantity.text))
-            except _CelError as exc:
-                return f"capacity {domain}/{name}: {exc}"
-        capacity[domain] = converted
+    variable: dict[str, Any] = {"attributes": attributes, "capacity": capacity}
+    if reads is None:
+        variable["driver"] = device.driver
+        for domain, names in device.attributes.items():
+            attributes[domain] = {name: _cel_value(value) for name, value in names.items()}
+        for domain, names in device.capacity.items():
+            capacity[domain] = {name: _cel_value(value) for name, value in names.items()}
+    else:
+        for read in reads:
+            if read[0] == "driver":
+                variable["driver"] = device.driver
+                continue
+            kind, domain, name = read
+            source = device.attributes if kind == "attributes" else device.capacity
+            target = (attributes if kind == "attributes" else capacity).setdefault(domain, {})
+            value = source.get(domain, {}).get(name, _MISSING)
+            if value is not _MISSING:
+                target[name] = _cel_value(value)
     # newStringInterfaceMapWithDefault: a domain the device lacks reads as an empty map. The library's maps
-    # cannot default, so the domains this expression names get explicit empty maps.
-    for domain in extra_domains:
+    # cannot default, so the domains the expression names get explicit empty maps.
+    for domain in domains:
         attributes.setdefault(domain, {})
         capacity.setdefault(domain, {})
-    return {"driver": device.driver, "attributes": attributes, "capacity": capacity}
+    return variable
+
+
+def _is_panic(exc: BaseException) -> bool:
+    # A Rust panic reaches Python as pyo3's PanicException, a BaseException: a library bug, not a verdict.
+    return type(exc).__name__ == "PanicException"
+
+
+def _cel_type(value: object) -> str:
+    if isinstance(value, dict):
+        return "Quantity" if _QUANTITY_KEY in value else "Semver" if _SEMVER_KEY in value else "map"
+    names = {str: "string", int: "int", float: "double", bytes: "bytes", list: "list", type(None): "null_type"}
+    return names.get(type(value), type(value).__name__)
 
 
 class Selectors:
-    """Evaluates selectors for one bundle: compiles each distinct expression once, converts each distinct
-    device once, and answers each (expression, device content) pair once."""
+    """Evaluates selectors for one bundle: compiles each distinct expression once and answers each
+    (expression, what of the device it reads) pair once. Not thread-safe (one per analysis)."""
 
-    def __init__(self, *, max_cached: int = 1_000_000) -> None:
+    def __init__(self, *, max_cached: int = 1_000_000, work_budget: int = WORK_BUDGET) -> None:
         self._max_cached = max_cached
+        self._work_budget = work_budget
+        self._work = 0
         self._compiled: dict[str, _Compiled | Unevaluable] = {}
-        self._contexts: dict[tuple, Any] = {}  # (device key, extra domains) -> cel.Context or error text
         self._results: dict[tuple[str, tuple], Match | Unevaluable] = {}
         self._evaluations = 0
         self._hits = 0
-        self._conversions = 0
 
     @property
     def stats(self) -> CacheStats:
         return CacheStats(compiles=len(self._compiled), evaluations=self._evaluations, hits=self._hits,
-                          conversions=self._conversions)
+                          work=self._work)
 
     def compile(self, expression: str) -> _Compiled | Unevaluable:
         """The compiled program, or why it cannot be evaluated; cached per distinct expression."""
+        if not isinstance(expression, str):  # bundles are untrusted: a list or a number is not an expression
+            return Unevaluable(expression=repr(expression)[:200], why="a CEL expression is a string")
         found = self._compiled.get(expression)
         if found is None:
             found = self._compile(expression)
@@ -627,58 +772,53 @@ class Selectors:
 
     @staticmethod
     def _compile(expression: str) -> _Compiled | Unevaluable:
-        if not isinstance(expression, str):
-            return Unevaluable(expression=repr(expression), why="a CEL expression is a string")
         try:
             scan = _scan(expression)
             if scan.refusal is not None:
                 return Unevaluable(expression=expression, why=f"refused: {scan.refusal}")
             program = cel.compile(expression)
             functions = set(program.functions())
-        except (ValueError, RuntimeError, RecursionError, MemoryError) as exc:
+        except BaseException as exc:
+            if not isinstance(exc, (ValueError, RuntimeError, RecursionError, MemoryError)) and not _is_panic(exc):
+                raise
             first = str(exc).split("\n", 1)[0]
             detail = first.split("': ", 1)[1] if first.startswith("Failed to parse expression '") else first
             return Unevaluable(expression=expression, why=f"the CEL library cannot compile it: {detail[:300]}")
         if "bind" in functions:
             # ext.Bindings is in the DRA environment (compile.go); this library has no cel.bind macro.
             return Unevaluable(expression=expression, why="cel.bind is not supported by the CEL library")
-        return _Compiled(program=program, domains=scan.domains)
+        # Only the functions it calls: registering all of them costs more than the evaluation itself.
+        used = {name: _FUNCTIONS[name] for name in sorted(functions) if name in _FUNCTIONS}
+        return _Compiled(program=program, domains=scan.domains, work=scan.work, device_work=scan.device_work, reads=scan.reads, functions=used)
 
     def evaluate(self, expression: str, device: Device) -> Match | Unevaluable:
-        key = (expression, device.key)
+        """Does the device pass this selector? Unevaluable when the expression cannot be judged at all."""
+        compiled = self.compile(expression)
+        if isinstance(compiled, Unevaluable):
+            return compiled
+        if device.error is not None:
+            return Match(matched=False, error=device.error)
+        key = (expression, device.key if compiled.reads is None else _project(compiled.reads, device))
         found = self._results.get(key)
         if found is not None:
             self._hits += 1
             return found
-        result = self._evaluate(expression, device)
+        result = self._run(compiled, expression, device)
         if len(self._results) >= self._max_cached:
             self._results.clear()  # bounded memory on a hostile bundle; answers are recomputed, not wrong
         self._results[key] = result
         return result
 
-    def _context(self, compiled: _Compiled, device: Device) -> Any:
-        present = set(device.attributes) & set(device.capacity)
-        extra = frozenset(d for d in compiled.domains if d not in present)
-        key = (device.key, extra)
-        context = self._contexts.get(key)
-        if context is None:
-            self._conversions += 1
-            variable = _cel_device(device, extra)
-            context = variable if isinstance(variable, str) else cel.Context({"device": variable}, _FUNCTIONS)
-            if len(self._contexts) >= 65536:
-                self._contexts.clear()
-            self._contexts[key] = context
-        return context
-
-    def _evaluate(self, expression: str, device: Device) -> Match | Unevaluable:
-        compiled = self.compile(expression)
-        if isinstance(compiled, Unevaluable):
-            return compiled
-        context = self._context(compiled, device)
-        if isinstance(context, str):
-            return Match(matched=False, error=context)
+    def _run(self, compiled: _Compiled, expression: str, device: Device) -> Match | Unevaluable:
+        work = compiled.work + compiled.device_work * device.entries
+        if self._work + work > self._work_budget:
+            return Unevaluable(expression=expression, why=f"not evaluated: this bundle's CEL work budget "
+                                                          f"({self._work_budget:,} units) is spent")
         self._evaluations += 1
+        self._work += work
         try:
+            context = cel.Context({"device": _cel_device(device, compiled.reads, compiled.domains)},
+                                  compiled.functions)
             result = compiled.program.execute(context)
         except (KeyError, TypeError, ValueError, RuntimeError, ArithmeticError, IndexError) as exc:
             error = _runtime_error(exc)
@@ -688,8 +828,11 @@ class Selectors:
             return Match(matched=False, error=error)
         except (RecursionError, MemoryError) as exc:
             return Unevaluable(expression=expression, why=f"evaluation exceeded the library's limits: {exc}"[:400])
+        except BaseException as exc:
+            if not _is_panic(exc):
+                raise
+            return Unevaluable(expression=expression, why=f"the CEL library failed on it: {exc}"[:400])
         if type(result) is not bool:
             # compile.go DeviceMatches: the result must convert to bool.
-            kind = "map" if isinstance(result, dict) else "list" if isinstance(result, list) else type(result).__name__
-            return Match(matched=False, error=f"CEL result of type {kind} could not be converted to bool")
+            return Match(matched=False, error=f"CEL result of type {_cel_type(result)} could not be converted to bool")
         return Match(matched=result)
