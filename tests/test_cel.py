@@ -1,6 +1,5 @@
 """CEL device selectors (analyzer/dra/cel.py), on the devices and DeviceClass of the real
-dra-exhausted-v1.36 bundle (tests/data/dra-exhausted-v1.36 holds byte-for-byte copies of its
-resourceslices.json and deviceclasses.json; cases change only what they need).
+dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
 
 Kubernetes rules are cited from k8s.io/dynamic-resource-allocation/cel/compile.go (the `device`
 variable, DeviceMatches), k8s.io/apiserver/pkg/cel/library/quantity.go and semverlib.go (the
@@ -21,7 +20,7 @@ from analyzer.dra.cel import (MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTE
                               Quantity, Selectors, Unevaluable, Version, device_from_slice)
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLE = Path(__file__).resolve().parent / "data" / "dra-exhausted-v1.36"
+BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "bundles" / "dra-exhausted-v1.36"
 SLICE = json.loads((BUNDLE / "resourceslices.json").read_text())["items"][0]
 DEVICE_CLASS = json.loads((BUNDLE / "deviceclasses.json").read_text())["items"][0]
 DRIVER = SLICE["spec"]["driver"]  # gpu.example.com

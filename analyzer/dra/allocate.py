@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, NamedTuple, Protocol
 from analyzer.dra.cel import Selectors, device_from_slice
 from analyzer.dra.views import (ALL, ALLOCATION_RESULTS_MAX, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, ClaimSpec,
                                 DeviceAsk, DeviceRef, DraViews, PodClaims, Problem, Request)
-from analyzer.matching import selector_matches, untolerated
+from analyzer.model.matching import selector_matches, untolerated
 
 STEPS = ("class", "selectors", "taints", "free")
 # A search that needs more device picks than this on one node is answered

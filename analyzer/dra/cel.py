@@ -41,7 +41,7 @@ import cel
 import semver
 from cel import stdlib as cel_stdlib
 
-from analyzer.quantity import QuantityError, parse as parse_quantity
+from analyzer.model.quantity import QuantityError, parse as parse_quantity
 
 # resourceapi.CELSelectorExpressionMaxLength (k8s.io/api/resource/v1/types.go), counted in bytes as Go does.
 MAX_EXPRESSION_BYTES = 10 * 1024

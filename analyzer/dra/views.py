@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from analyzer.matching import Taint, Toleration
+from analyzer.model.matching import Taint, Toleration
 
 V1BETA1 = "resource.k8s.io/v1beta1"
 EXACT_COUNT = "ExactCount"
