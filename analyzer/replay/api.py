@@ -73,9 +73,11 @@ class Api:
                                                 *(f"/apis/{gv}" for gv in self._group_versions if "/" in gv)])})
         if parts == ["version"]:
             return self._version()
+        if parts[:2] == ["openapi", "v3"]:
+            return self._openapi_v3("/".join(parts[2:]))
         if parts[0] in ("openapi", "swagger.json") or parts[0].startswith("openapi"):
-            return status_reply(404, "NotFound", f"{req.path}: gpu-triage serve has no OpenAPI document; a bundle "
-                                "holds objects, not schemas (kubectl works without it)")
+            return status_reply(404, "NotFound", f"{req.path}: gpu-triage serve has no OpenAPI schemas; a bundle "
+                                "holds objects, not schemas (kubectl works without them)")
         if parts[0] in ("healthz", "livez", "readyz"):
             return Reply(status=200, body=b"ok", content_type="text/plain")
         if parts[0] == "api":
@@ -150,6 +152,33 @@ class Api:
                 r["categories"] = list(k.categories)
             resources.append(r)
         return _json(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+
+    # -- OpenAPI v3: only what kubectl's write path reads ----------------------------------
+    def _openapi_v3(self, gv_path: str) -> Reply:
+        """No schemas: only, per served kind, a PATCH operation that accepts `fieldValidation`.
+
+        kubectl create/apply first asks whether the server validates fields itself
+        (cli-runtime resource/query_param_verifier_v3.go supportsQueryParamV3: a PATCH path with the
+        kind's x-kubernetes-group-version-kind and a fieldValidation query parameter). Saying yes
+        sends the write here, where it gets the read-only Status; saying nothing (404) would stop
+        kubectl earlier with "failed to download openapi", which says nothing about read-only."""
+        paths = {("api/v1" if "/" not in gv else f"apis/{gv}"): gv for gv in self._group_versions}
+        if not gv_path:
+            return _json(200, {"paths": {p: {"serverRelativeURL": f"/openapi/v3/{p}"} for p in sorted(paths)}})
+        gv = paths.get(gv_path)
+        if gv is None:
+            return status_reply(404, "NotFound", f"/openapi/v3/{gv_path}: no such group/version in this bundle")
+        ops: dict[str, Any] = {}
+        for s in self._group_versions[gv]:
+            k = s.kind
+            scope = "/namespaces/{namespace}" if k.namespaced else ""
+            ops[f"/{gv_path}{scope}/{k.resource}/{{name}}"] = {"patch": {
+                "description": "refused: the bundle is read-only",
+                "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"405": {"description": "the bundle is read-only"}},
+                "x-kubernetes-group-version-kind": {"group": k.group, "version": s.version, "kind": k.kind}}}
+        return _json(200, {"openapi": "3.0.0", "info": {"title": "gpu-triage serve (read-only replay)", "version": "v1"},
+                           "paths": ops})
 
     # -- objects ---------------------------------------------------------------------------
     def _resource_path(self, gv: str, rest: list[str], req: Request) -> Reply:
