@@ -6,6 +6,7 @@ Heavy imports (aiohttp, the pipeline) happen inside the commands so other comman
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,8 +112,12 @@ def register(app: typer.Typer) -> None:
             stop = threading.Event()
             signal.signal(signal.SIGTERM, lambda *_: stop.set())
             signal.signal(signal.SIGINT, lambda *_: stop.set())
-            stop.wait()
-            server.stop()
+            try:
+                stop.wait()
+            finally:
+                server.stop()
+                if kubeconfig is None:  # our private temporary file: it points at a server that is gone
+                    shutil.rmtree(path.parent, ignore_errors=True)
             return 0
         _guarded(run)
 
@@ -123,6 +128,7 @@ def register(app: typer.Typer) -> None:
         """Start $SHELL (or the command after --) with KUBECONFIG pointing at a replay of the bundle."""
         def run() -> int:
             server = start_replay(bundle, port=port, any_address=False)
+            path: Path | None = None
             try:
                 path = write_kubeconfig(server.url, None)
                 env = {**os.environ, "KUBECONFIG": str(path), "GPU_TRIAGE_REPLAY": str(bundle)}
@@ -134,4 +140,6 @@ def register(app: typer.Typer) -> None:
                     raise _Refused(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
             finally:
                 server.stop()
+                if path is not None:
+                    shutil.rmtree(path.parent, ignore_errors=True)
         _guarded(run)
