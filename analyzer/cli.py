@@ -188,6 +188,12 @@ def version() -> None:
     print(__version__)
 
 
+# `serve` and `shell` (issue 13) live in analyzer/replay; only their typer definitions load here.
+from analyzer.replay.commands import register as _register_replay  # noqa: E402
+
+_register_replay(app)
+
+
 def main() -> None:
     """The console script. After the answer is written, leave without freeing the parsed bundle
     object by object: on a 150,000-pod bundle that teardown alone takes seconds."""

@@ -1,0 +1,21 @@
+"""The one call from the replay into the analysis: each pod's cause word and reason.
+
+Isolated here (one function, one import of the pipeline) because the pipeline API is being
+restructured; when it moves, only this file changes. Names imported: analyzer.pipeline.analyse,
+analyzer.pipeline.Options; from each Verdict: .target.kind/.namespace/.name, .word, .reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def causes(bundle_path: str | Path) -> dict[tuple[str, str], tuple[str, str]]:
+    """(namespace, pod name) -> (cause word, reason) for every pod the analysis answers.
+    Raises what analyse raises (BundleError for a bundle it cannot read)."""
+    from analyzer.pipeline import Options, analyse
+
+    analysis = analyse(bundle_path, Options())
+    with analysis.bundle:
+        return {(v.target.namespace, v.target.name): (v.word, v.reason)
+                for v in analysis.verdicts if v.target.kind == "Pod"}
