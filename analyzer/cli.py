@@ -241,4 +241,17 @@ def nodes(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz")
         return run_nodes(bundle, output.value, resource)
     _guard(run)
 
+
+@app.command()
+def diff(old: Path = typer.Argument(..., help="The earlier bundle (directory or .tar.gz)"),
+         new: Path = typer.Argument(..., help="The later bundle (directory or .tar.gz)"),
+         output: DiffOutput = typer.Option(DiffOutput.table, "-o", "--output", help="table, json or markdown")) -> None:
+    """What changed between two bundles: collection first, then targets (appeared, resolved and why, changed word),
+    GPU nodes, GPU per pool before and after, quotas."""
+    def run() -> int:
+        from analyzer.diff.command import run as run_diff
+
+        return run_diff(old, new, output.value)
+    _guard(run)
+
 # ==== END occupancy branch ====

@@ -1,4 +1,4 @@
-"""`nodes -o json`: the document schemas/nodes.schema.json describes."""
+"""`nodes -o json`: the document schemas/nodes-output.schema.json describes."""
 
 from __future__ import annotations
 
