@@ -13,7 +13,7 @@ from analyzer.bundle import Bundle, open_bundle
 from analyzer.diff.records import NodeGpu, PodState, Snapshot
 from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
-from analyzer.occupancy.adapter import from_items, read_items
+from analyzer.occupancy.adapter import from_items, gc_paused, read_items
 from analyzer.quantity import QuantityError, format_exact, parse
 
 # A node label about its accelerators, beyond those that mention one by name.
@@ -88,7 +88,7 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
 
     config = config or AcceleratorConfig()
     problems: list[str] = []
-    with open_bundle(path) as bundle:
+    with open_bundle(path) as bundle, gc_paused():
         for kind in ("nodes", "pods"):
             if not bundle.has(f"{kind}.json"):
                 raise BundleError(f"{path}: {kind}.json", "not collected; diff needs nodes.json and pods.json in both bundles")
@@ -97,7 +97,7 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
         pod_items = read_items(bundle.read_bytes, "pods.json")
         files = _files(bundle)
         quotas = _quotas(bundle, problems)
-    occ = from_items(node_items, pod_items, config)
+        occ = from_items(node_items, pod_items, config)
     problems.extend(occ.problems)
     gpu_nodes = {r.node for r in occ.rows}
     used: dict[str, dict[str, int]] = {}
