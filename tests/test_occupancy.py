@@ -2,8 +2,8 @@
 
 The numbers are checked against the test's own sum over the raw JSON (independent of analyzer code):
 used = effective requests of pods bound to the node whose phase is not Succeeded/Failed
-(k8s.io/kubectl/pkg/describe/describe.go describeNodeResource / getPodsTotalRequestsAndLimits count
-non-terminated pods; scheduler NodeInfo.AddPod counts every assigned pod until it terminates), and a
+(staging/src/k8s.io/kubectl/pkg/describe/describe.go: describe node lists pods with the field selector
+spec.nodeName=<node>,status.phase!=Succeeded,status.phase!=Failed, then getPodsTotalRequestsAndLimits), and a
 pod's effective request is resourcehelper.PodRequests (k8s.io/component-helpers/resource/helpers.go):
 max(app containers + sidecars, each init container + the sidecars started before it) + overhead.
 """
@@ -233,7 +233,7 @@ def test_terminated_pods_free_their_units_bound_pending_holds_them():
 
 
 def test_prefer_no_schedule_taint_does_not_block_and_cordon_is_not_a_taint():
-    # tainttoleration filter: only NoSchedule and NoExecute block.
+    # scheduler plugins/tainttoleration Filter with helper.DoNotScheduleTaintsFilterFunc: only NoSchedule, NoExecute block.
     soft = gpu_node("soft", taints=[{"key": "gpu", "value": "x", "effect": "PreferNoSchedule"}])
     cordoned = cordon(gpu_node("c"))
     hard = gpu_node("hard", taints=[dict(GPU_TAINT)])

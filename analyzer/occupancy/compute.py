@@ -3,13 +3,15 @@ what is held (and by whom), what is free, what state the node is in, and who wai
 
 Rules (each as Kubernetes has it):
   - used = the sum of effective requests of pods bound to the node (spec.nodeName) whose phase is
-    not Succeeded/Failed: the scheduler's NodeInfo counts every assigned pod until it terminates
-    (pkg/scheduler/framework/types.go NodeInfo.AddPod; kubectl describe node's "Allocated resources"
-    uses the same filter, staging/src/k8s.io/kubectl/pkg/describe/describe.go getPodsTotalRequestsAndLimits
-    over non-terminated pods). A bound pod still Pending (image pull) holds its units.
+    not Succeeded/Failed: kubectl describe node (staging/src/k8s.io/kubectl/pkg/describe/describe.go)
+    lists the node's pods with the field selector
+    `spec.nodeName=<node>,status.phase!=Succeeded,status.phase!=Failed` and sums them in
+    getPodsTotalRequestsAndLimits (resourcehelper.PodRequestsAndLimits per pod). A bound pod still
+    Pending (image pull) holds its units.
   - free = allocatable - used, never below 0 (more used than allocatable is shown as overcommitted).
-  - blocking taints are those with effect NoSchedule or NoExecute (PreferNoSchedule never blocks:
-    pkg/scheduler/framework/plugins/tainttoleration, v1helper.TolerationsTolerateTaint filter).
+  - blocking taints are those with effect NoSchedule or NoExecute (PreferNoSchedule never blocks):
+    pkg/scheduler/framework/plugins/tainttoleration Filter passes helper.DoNotScheduleTaintsFilterFunc()
+    to FindMatchingUntoleratedTaint.
   - a pending pod "wants" a node's resource when it is unbound, not terminated, asks for > 0 of the
     resource and its nodeSelector labels are all on the node. Required node affinity and taints are
     not judged here: that is the funnel's work (`gpu-triage why`).
