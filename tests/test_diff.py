@@ -106,8 +106,8 @@ def test_collection_differences_are_stated(tmp_path):
     (new / "resourcequotas.json").unlink()
     (new / "runtimeclasses.json").unlink()
     d = diff_bundles(LAB, new)
-    assert ("resourcequotas.json", "ok", "failed") in d.collection.status_changed
-    assert ("runtimeclasses.json", "ok", "missing") in d.collection.status_changed
+    assert ("resourcequotas.json", "collected", "failed") in d.collection.status_changed
+    assert ("runtimeclasses.json", "collected", "missing") in d.collection.status_changed
     # The quota is gone from the new bundle: each of its keys shows as removed.
     assert [(q.namespace, q.quota, q.key, q.before, q.after) for q in d.quotas] == [
         ("quota-lab", "gpu-quota", "requests.nvidia.com/gpu", ("1", "0"), None)]
@@ -204,3 +204,18 @@ def test_hostile_names_escaped_in_every_format(tmp_path):
     doc = diff_json(LAB, new)
     assert any(t["key"] == f"lab/{HOSTILE}" for t in doc["appeared"])  # JSON escapes control characters itself
     assert any(n["node"] == HOSTILE and n["kind"] == "added" for n in doc["nodes"])
+
+
+def test_bundle_without_manifest_says_so_and_names_what_only_one_collected(tmp_path):
+    from conftest import copy_lab as bare_lab  # the lab's JSON files without manifest.json or attempts/
+
+    bare = bare_lab(tmp_path)
+    d = diff_bundles(LAB, bare)
+    assert (d.collection.old_created, d.collection.new_created) == ("2026-11-29T17:17:20Z", None)
+    assert d.collection.only_old == ("attempts/41-pod-quota-exceeded.json", "attempts/42-pod-runtimeclass-missing.json")
+    assert d.collection.only_new == () and d.collection.status_changed == ()
+    # The stored attempts are targets only where they were collected.
+    assert {t.key for t in d.resolved} == {"quota-lab/quota-exceeded", "lab/runtimeclass-missing"}
+    assert all(t.why == "no longer a target (the attempt is not in the new bundle and no such pod exists)" for t in d.resolved)
+    table = run_cli("diff", LAB, bare).stdout
+    assert "collected unknown (no manifest)" in table.splitlines()[1]

@@ -326,3 +326,39 @@ def test_hostile_names_escaped_in_table_csv_and_json(tmp_path):
     assert len(rows) == 1 + 5 and any("evil\\x1b" in r[0] and "|a|b|" in r[0] for r in rows)
     doc = nodes_json(root)
     assert any(r["node"] == HOSTILE and r["holders"][0]["name"] == HOSTILE for r in doc["rows"])  # JSON escapes, exact round trip
+
+
+def test_resource_option_adds_an_accelerator_the_defaults_do_not_count(tmp_path):
+    fpga = gpu_node("fpga-1", gpus="2", resource="example.com/fpga")
+    root = make_bundle(tmp_path, nodes=[fpga], pods=[bound_pod("f", "fpga-1", gpus=1, resource="example.com/fpga")])
+    [row] = nodes_json(root, "--resource", "example.com/fpga")["rows"]
+    assert (row["resource"], row["allocatable"], row["used"], row["free"]) == ("example.com/fpga", 2, 1, 1)
+    # Without the option the node is still shown (it looks like a GPU node), as nvidia.com/gpu, but with no fpga row.
+    assert "example.com/fpga" not in {r["resource"] for r in nodes_json(root)["rows"]}
+
+
+@pytest.mark.parametrize("breakage, path", [
+    (lambda n: n.__setitem__("metadata", "x"), "$.items[0]: not a Node object"),
+    (lambda n: n["metadata"].__setitem__("labels", {"a": 1}), "$.items[0].metadata.labels"),
+    (lambda n: n["spec"].__setitem__("taints", [{"key": "k"}]), "$.items[0].spec.taints[0]"),
+    (lambda n: n["status"]["capacity"].__setitem__("nvidia.com/gpu", "1e400"), "$.items[0].status.capacity['nvidia.com/gpu']"),
+    (lambda n: n["status"]["allocatable"].__setitem__("nvidia.com/gpu", "-1"), "$.items[0].status.allocatable['nvidia.com/gpu']"),
+])
+def test_malformed_node_is_named_and_left_out(tmp_path, breakage, path):
+    bad = gpu_node("bad")
+    breakage(bad)
+    root = make_bundle(tmp_path, nodes=[bad, gpu_node("good")], pods=[])
+    proc = run_cli("nodes", root, "-o", "json")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"nodes.json: {path}" in proc.stderr
+    assert [r["node"] for r in json.loads(proc.stdout)["rows"]] == ["good"]
+
+
+def test_unreadable_bound_pod_marks_its_node_usage_unknown(tmp_path):
+    bad = bound_pod("bad", "n1", gpus=1)
+    bad["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "0.5"  # extended resources are integers
+    root = make_bundle(tmp_path, nodes=[gpu_node("n1")], pods=[bad, bound_pod("ok", "n1", gpus=1)])
+    proc = run_cli("nodes", root, "-o", "json")
+    assert proc.returncode == 2 and "pods.json: $.items[0].spec" in proc.stderr
+    [row] = json.loads(proc.stdout)["rows"]
+    assert row["used"] == 1 and "usage-unknown" in row["states"]

@@ -8,11 +8,13 @@ from analyzer.diff.records import (Change, Collection, Diff, NodeChange, NodeGpu
 TERMINATED = ("Succeeded", "Failed")
 
 
-def why_resolved(key: str, pod: PodState | None, is_pod_key: bool) -> str:
-    """Why a target of OLD is no longer one in NEW."""
-    if not is_pod_key:
-        return "no longer a target (the attempt or owner is not refused in the new bundle)"
+def why_resolved(kind: str, pod: PodState | None) -> str:
+    """Why a target of OLD (a pod, an attempt or a refused owner) is no longer one in NEW."""
+    if kind not in ("Pod", "Attempt"):
+        return f"no longer a target (the {kind} is not refused in the new bundle)"
     if pod is None:
+        if kind == "Attempt":
+            return "no longer a target (the attempt is not in the new bundle and no such pod exists)"
         return "deleted (not in the new pods.json)"
     if pod.phase in TERMINATED:
         return f"finished ({pod.phase}) on {pod.node}" if pod.node else f"finished ({pod.phase})"
@@ -23,7 +25,7 @@ def why_resolved(key: str, pod: PodState | None, is_pod_key: bool) -> str:
 
 def _targets(old: Snapshot, new: Snapshot) -> tuple[tuple[Target, ...], tuple[Target, ...], tuple[Target, ...]]:
     appeared = tuple(Target(key=k, before=None, after=w) for k, w in sorted(new.words.items()) if k not in old.words)
-    resolved = tuple(Target(key=k, before=w, after=None, why=why_resolved(k, new.pods.get(k), k.count("/") == 1))
+    resolved = tuple(Target(key=k, before=w, after=None, why=why_resolved(old.kinds.get(k, "Pod"), new.pods.get(k)))
                      for k, w in sorted(old.words.items()) if k not in new.words)
     changed = tuple(Target(key=k, before=w, after=new.words[k]) for k, w in sorted(old.words.items())
                     if k in new.words and new.words[k] != w)

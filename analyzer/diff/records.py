@@ -29,8 +29,9 @@ class Snapshot:
     label: str  # what the user named
     created: str | None  # manifest.json "created"
     context: str | None
-    files: dict[str, str]  # collected file -> "ok" | "failed" | "present" (no manifest)
+    files: dict[str, str]  # file -> "collected" | "failed" | "missing" (listed by the manifest, absent)
     words: dict[str, str]  # target key -> cause word
+    kinds: dict[str, str]  # target key -> "Pod", "Attempt" or the refused owner's kind
     pods: dict[str, PodState]  # ns/name -> where and in which phase
     nodes: dict[str, NodeGpu]  # GPU nodes only (those in the occupancy picture)
     pools: dict[tuple[str, str], tuple[int, int, int]]  # (pool, resource) -> (allocatable, used, free)

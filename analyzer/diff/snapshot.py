@@ -20,21 +20,27 @@ from analyzer.quantity import QuantityError, format_exact, parse
 EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)
 
 
+COLLECTED = "collected"
+
+
 def _files(bundle: Bundle) -> dict[str, str]:
-    """What was collected: the manifest's word per file, else the files present."""
+    """What was collected: file -> "collected", "failed" (the manifest says so, with kubectl's error)
+    or "missing" (the manifest lists it, the bundle lacks it). Without a manifest, the files present."""
     if bundle.manifest and isinstance(bundle.manifest.get("files"), list):
         out = {}
         for e in bundle.manifest["files"]:
             if isinstance(e, dict) and isinstance(e.get("path"), str):
                 status = str(e.get("status") or "ok")
-                # A file the manifest lists as collected but that is gone is not collected evidence.
-                out[e["path"]] = "missing" if status == "ok" and not bundle.has(e["path"]) else status
+                if status == "ok":
+                    # A file the manifest lists as collected but that is gone is not collected evidence.
+                    status = COLLECTED if bundle.has(e["path"]) else "missing"
+                out[e["path"]] = status
         for rel in bundle.attempts():
-            out.setdefault(rel, "ok")
+            out.setdefault(rel, COLLECTED if bundle.has(rel) else "missing")
         return out
-    out = {p.name: "present" for p in sorted(bundle.root.glob("*.json"))}
+    out = {p.name: COLLECTED for p in sorted(bundle.root.glob("*.json")) if p.name != "manifest.json"}
     for rel in bundle.attempts():
-        out[rel] = "present"
+        out[rel] = COLLECTED
     return out
 
 
@@ -118,10 +124,12 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
             cordoned=f.unschedulable, ready=f.ready,
             gpu_labels={k: v for k, v in sorted(f.labels.items())
                         if k in EXTRA_GPU_LABELS or config.mentions_accelerator(k)})
+    targets = cause_words(path)
     created = manifest.get("created")
     context = manifest.get("context")
     return Snapshot(label=str(path), created=created if isinstance(created, str) else None,
-                    context=context if isinstance(context, str) else None, files=files, words=cause_words(path),
+                    context=context if isinstance(context, str) else None, files=files,
+                    words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
                     pods=_pods(pod_items), nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
                     quotas=quotas, problems=tuple(problems))
