@@ -169,6 +169,10 @@ def test_lab_pending_wanting_follows_node_selector():
     assert "lab/selector-mismatch" not in wanted  # gpu-type=h100 is on no node
     assert "lab/selector-mismatch" in doc["pending"]["nvidia.com/gpu"]
     assert "lab/filler-b" not in doc["pending"]["nvidia.com/gpu"]  # bound: it holds, it does not wait
+    assert doc["unmatched"] == {"nvidia.com/gpu": ["lab/selector-mismatch"]}
+    table = run_cli("nodes", LAB).stdout
+    assert ("pending pods asking for nvidia.com/gpu: 5; 1 whose nodeSelector matches no node above "
+            "(lab/selector-mismatch)") in table
 
 
 def test_lab_equals_independent_sum():

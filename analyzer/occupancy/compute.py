@@ -141,8 +141,12 @@ def compute(nodes: Iterable[NodeFacts], pods: Iterable[PodUse], config: Accelera
                                     allocatable=allocatable, used=used, free=free, holders=tuple(held),
                                     states=tuple(states), taints=blocking,
                                     wanting=wanting.get((node.name, resource), ())))
+    placed: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        placed[row.resource].update(row.wanting)
+    unmatched = {r: tuple(k for k in keys if k not in placed[r]) for r, keys in pending_by_resource.items()}
     return Occupancy(rows=tuple(sort_rows(rows)), pools=_pools(rows), pending=pending_by_resource,
-                     problems=tuple(problems))
+                     problems=tuple(problems), unmatched={r: keys for r, keys in unmatched.items() if keys})
 
 
 def _wanting(nodes: list[NodeFacts], pending: list[PodUse], config: AcceleratorConfig

@@ -130,6 +130,8 @@ class Occupancy:
     pools: tuple[PoolTotal, ...]
     pending: dict[str, tuple[str, ...]]
     problems: tuple[str, ...] = ()  # unreadable items (file, JSON path, why): the picture is partial
+    # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
+    unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -143,4 +145,5 @@ class Occupancy:
             return fnmatchcase(name, resource)
         return Occupancy(rows=tuple(r for r in self.rows if keep(r.resource)),
                          pools=tuple(p for p in self.pools if keep(p.resource)),
-                         pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems)
+                         pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems,
+                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)})

@@ -29,6 +29,7 @@ def to_dict(occ: Occupancy) -> dict:
         "pools": [{"pool": p.pool, "resource": p.resource, "nodes": p.nodes, "allocatable": p.allocatable, "used": p.used,
                    "free": p.free} for p in occ.pools],
         "pending": {k: list(v) for k, v in occ.pending.items()},
+        "unmatched": {k: list(v) for k, v in occ.unmatched.items()},
         "problems": list(occ.problems),
     }
 

@@ -44,6 +44,12 @@ def render(occ: Occupancy, out: TextIO) -> None:
         pw = [max(len(line[i]) for line in pools) for i in range(6)]
         for line in pools:
             out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
-    unplaced = {r: keys for r, keys in occ.pending.items() if keys}
-    for resource, keys in unplaced.items():
-        out.write(f"\npending pods asking for {safe(resource)}: {len(keys)}\n")
+    if occ.pending:
+        out.write("\n")
+    for resource, keys in occ.pending.items():
+        lost = occ.unmatched.get(resource, ())
+        line = f"pending pods asking for {safe(resource)}: {len(keys)}"
+        if lost:
+            shown = ", ".join(safe(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
+            line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+        out.write(line + "\n")
