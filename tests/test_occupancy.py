@@ -316,7 +316,8 @@ def test_one_bad_quantity_names_its_path_and_the_rest_is_answered(tmp_path):
 
 
 def test_hostile_names_escaped_in_table_csv_and_json(tmp_path):
-    nodes = lab_items("nodes") + [gpu_node(HOSTILE)]
+    formula = "=HYPERLINK(\"http://x\")"
+    nodes = lab_items("nodes") + [gpu_node(HOSTILE), gpu_node(formula)]
     pods = lab_items("pods") + [bound_pod(HOSTILE, HOSTILE, gpus=1), gpu_pod("w", node_selector={"x": HOSTILE})]
     root = make_bundle(tmp_path, pods=pods, nodes=nodes)
     table = run_cli("nodes", root)
@@ -327,7 +328,8 @@ def test_hostile_names_escaped_in_table_csv_and_json(tmp_path):
     out = run_cli("nodes", root, "-o", "csv").stdout
     assert "\x1b" not in out
     rows = list(csv.reader(io.StringIO(out)))
-    assert len(rows) == 1 + 5 and any("evil\\x1b" in r[0] and "|a|b|" in r[0] for r in rows)
+    assert len(rows) == 1 + 6 and any("evil\\x1b" in r[0] and "|a|b|" in r[0] for r in rows)
+    assert "'" + formula in [r[0] for r in rows]  # a spreadsheet shows the name, never evaluates it
     doc = nodes_json(root)
     assert any(r["node"] == HOSTILE and r["holders"][0]["name"] == HOSTILE for r in doc["rows"])  # JSON escapes, exact round trip
 
