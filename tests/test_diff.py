@@ -17,7 +17,7 @@ from typing import Callable
 import pytest
 
 from analyzer.diff.command import diff_bundles
-from conftest import LAB, bound_pod, cordon, gpu_node, gpu_pod, quota, run_cli
+from conftest import LAB, bound_pod, cordon, gpu_node, gpu_pod, run_cli
 
 HOSTILE = "evil\x1b]0;pwned\x07<img src=x onerror=alert(1)>|x|*y*\nlab/forged"
 

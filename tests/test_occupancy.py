@@ -23,7 +23,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items, load
+from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
 
 REPO = Path(__file__).resolve().parents[1]
