@@ -1,0 +1,149 @@
+"""The occupancy API's records: slim inputs (no raw JSON) and the computed picture.
+
+Inputs: NodeFacts and PodUse, built by `adapter.from_items` from kubectl JSON or by
+any other model. Outputs: Occupancy = ResourceRow per (node, accelerator resource)
+plus PoolTotal per (pool, resource). Units are the scheduler's (whole devices for
+accelerators). Everything is frozen, so a report can share it freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Node states, most severe first. A row carries every state that applies, in this order.
+NOT_READY = "not-ready"
+NO_PLUGIN = "no-plugin"            # looks like a GPU node (labels) but the resource is absent or capacity 0
+ALLOCATABLE_ZERO = "allocatable-zero"  # capacity N > 0, allocatable 0 (device plugin unhealthy)
+CORDONED = "cordoned"
+TAINTED = "tainted"                # a NoSchedule/NoExecute taint other than the cordon's
+OVERCOMMITTED = "overcommitted"    # used > allocatable
+USAGE_UNKNOWN = "usage-unknown"    # a pod bound here could not be read: used is a lower bound
+FULL = "full"                      # allocatable > 0 and nothing free
+FREE = "free"                      # something free, nothing above applies
+STATES: tuple[str, ...] = (NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, TAINTED, OVERCOMMITTED, USAGE_UNKNOWN,
+                           FULL, FREE)
+# States that make a node's free units unusable for an ordinary pod (a taint may be tolerated, so it is not here).
+BROKEN: frozenset[str] = frozenset({NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
+
+NO_POOL = "-"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeFacts:
+    """One node as the occupancy picture needs it. Quantities in scheduler units."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    capacity: dict[str, int] = field(default_factory=dict)
+    allocatable: dict[str, int] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool | None = None  # the Ready condition; None when the node reports none
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodUse:
+    """One pod: its effective requests (podspec.effective_requests, scheduler units), where it is bound
+    (node "" when unbound) and its phase. `node_selector` is spec.nodeSelector, used only to say which
+    pending pods want a node's resource. `readable=False` marks a pod whose requests could not be read:
+    bound, it makes its node's usage unknown."""
+
+    namespace: str
+    name: str
+    node: str = ""
+    phase: str | None = None
+    requests: dict[str, int] = field(default_factory=dict)
+    node_selector: dict[str, str] = field(default_factory=dict)
+    readable: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Holder:
+    """A pod holding units of a resource on a node."""
+
+    namespace: str
+    name: str
+    units: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceRow:
+    """One node and one accelerator resource. capacity/allocatable are None when the node does not
+    report the resource at all (then the row exists only because the node looks like a GPU node, or
+    because a pod bound there uses it)."""
+
+    node: str
+    pool: str
+    resource: str
+    capacity: int | None
+    allocatable: int | None
+    used: int
+    free: int  # max(0, allocatable - used)
+    holders: tuple[Holder, ...]  # largest first, then by name
+    states: tuple[str, ...]  # from STATES, most severe first; never empty
+    taints: tuple[str, ...]  # blocking taints (NoSchedule/NoExecute) as key=value:effect, cordon's included
+    wanting: tuple[str, ...]  # pending pods (ns/name) asking for this resource whose nodeSelector matches the node
+
+    @property
+    def overcommitted(self) -> bool:
+        return self.used > (self.allocatable or 0)
+
+    @property
+    def broken(self) -> bool:
+        return any(s in BROKEN for s in self.states)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolTotal:
+    pool: str
+    resource: str
+    nodes: int
+    allocatable: int
+    used: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Occupancy:
+    """The whole picture. `rows` in display order (see order.py); `pending` maps each accelerator
+    resource to the pending pods (ns/name) asking for it, whatever their selectors."""
+
+    rows: tuple[ResourceRow, ...]
+    pools: tuple[PoolTotal, ...]
+    pending: dict[str, tuple[str, ...]]
+    problems: tuple[str, ...] = ()  # unreadable items (file, JSON path, why): the picture is partial
+    # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
+    unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        return tuple(sorted({r.resource for r in self.rows} | set(self.pending)))
+
+    def only(self, resource: str) -> "Occupancy":
+        """The same picture for one resource name or shell-style pattern (`nvidia.com/mig-*`)."""
+        from fnmatch import fnmatchcase
+
+        def keep(name: str) -> bool:
+            return fnmatchcase(name, resource)
+        return Occupancy(rows=tuple(r for r in self.rows if keep(r.resource)),
+                         pools=tuple(p for p in self.pools if keep(p.resource)),
+                         pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems,
+                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)})
