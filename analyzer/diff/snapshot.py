@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.accelerators import AcceleratorConfig
-from analyzer.bundle import Bundle, open_bundle
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.bundle.reading import Bundle, open_bundle
 from analyzer.diff.records import NodeGpu, PodState, Snapshot
 from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
 from analyzer.occupancy.adapter import from_items, gc_paused, read_items
-from analyzer.quantity import QuantityError, format_exact, parse
+from analyzer.model.quantity import QuantityError, format_exact, parse
 
 # A node label about its accelerators, beyond those that mention one by name.
 EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)

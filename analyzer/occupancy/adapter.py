@@ -13,13 +13,13 @@ from typing import Iterable, Iterator
 
 import orjson
 
-from analyzer.accelerators import AcceleratorConfig
-from analyzer.bundle import open_bundle
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
 from analyzer.occupancy.compute import compute
 from analyzer.occupancy.records import NodeFacts, Occupancy, PodUse, Taint
-from analyzer.podspec import effective_requests
-from analyzer.quantity import QuantityError, scheduler_units
+from analyzer.model.podspec import effective_requests
+from analyzer.model.quantity import QuantityError, scheduler_units
 
 
 def _str_map(value: object) -> dict[str, str] | None:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from analyzer.accelerators import AcceleratorConfig
+from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.occupancy.adapter import load
 from analyzer.occupancy.formats import renderers, safe
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from analyzer.accelerators import AcceleratorConfig
+from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.occupancy.order import sort_rows
 from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
                                         TAINTED, USAGE_UNKNOWN, Holder, NodeFacts, Occupancy, PodUse, PoolTotal,
