@@ -171,7 +171,7 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     w(f'<div class="card {cls}"><div class="head">{_word(row.word)} {count} {who} {kind}</div>\n')
     if row.count > 1:
         w(f'<div>{_names(row.names)}</div>\n')
-    elif row.owner:
+    elif row.owner and row.kind == "Pod":
         w(f'<div class="muted">owner: {_e(row.owner)}</div>\n')
     w(f'<p class="reason">{_e(row.reason)}</p>\n')
     if row.evidence:
@@ -179,7 +179,12 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     s = row.scheduler
     if s is not None:
         said = f"<code>{_e(s.said)}</code><br><span class=\"muted\">{_e(s.source or '')}</span>" if s.said else '<span class="muted">nothing recorded</span>'
-        rebuilt = f"<code>{_e(s.rebuilt)}</code>" if s.rebuilt else '<span class="muted">not rebuilt for this target</span>'
+        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
+            rebuilt = '<span class="muted">the same sentence (the scheduler adds only its preemption note)</span>'
+        elif s.rebuilt:
+            rebuilt = f"<code>{_e(s.rebuilt)}</code>"
+        else:
+            rebuilt = '<span class="muted">not rebuilt for this target</span>'
         w(f'<div class="sched"><div><span class="lbl">The scheduler said</span>{said}</div>'
           f'<div><span class="lbl">Rebuilt from the bundle</span>{rebuilt}</div></div>\n')
         extra = [x for x in (s.comparison, *s.notes) if x]

@@ -35,8 +35,11 @@ class Level:
 LEVELS: tuple[Level, ...] = (
     Level(names=1_000, shapes=1_000, evidence=50, nodes=1_000, scheduler=True),
     Level(names=50, shapes=25, evidence=8, nodes=40, scheduler=True),
-    Level(names=10, shapes=10, evidence=4, nodes=12, scheduler=True),
-    Level(names=5, shapes=4, evidence=3, nodes=5, scheduler=False),
+    Level(names=20, shapes=15, evidence=6, nodes=25, scheduler=True),
+    Level(names=10, shapes=10, evidence=5, nodes=15, scheduler=True),
+    Level(names=10, shapes=8, evidence=4, nodes=10, scheduler=False),
+    Level(names=5, shapes=5, evidence=3, nodes=6, scheduler=False),
+    Level(names=3, shapes=3, evidence=2, nodes=3, scheduler=False),
     Level(names=0, shapes=0, evidence=0, nodes=0, scheduler=False),
 )
 
@@ -139,7 +142,7 @@ def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-
     if row.count > 1:
         who = f"**{row.count} ×** {_m(row.owner) if row.owner else 'pods without an owner'}"
     else:
-        who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner else "")
+        who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
     w(f"- {who}: {_m(row.reason)}\n")
     for line in row.evidence[: level.evidence]:
         w(f"  - {_m(line)}\n")
@@ -148,7 +151,9 @@ def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-
     s = row.scheduler
     if s is not None and level.scheduler:
         w(f"  - scheduler said: {_m(s.said) if s.said else '_nothing recorded_'}\n")
-        if s.rebuilt:
+        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
+            w("  - rebuilt from the bundle: the same sentence\n")
+        elif s.rebuilt:
             w(f"  - rebuilt from the bundle: {_m(s.rebuilt)}\n")
         if s.comparison:
             w(f"  - {_m(s.comparison)}\n")
