@@ -15,6 +15,7 @@ from analyzer.report.ticket import NodeRow, Pool, ReportData, ResourceBar, Targe
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>
+OPEN_POOL = 30  # a pool with more nodes starts collapsed: its summary line still shows its totals
 BAR_W, BAR_H = 160, 14
 READY = '<span class="muted">schedulable</span>'
 
@@ -65,7 +66,7 @@ svg.bar rect.u,.sw.u{fill:#c2410c;background:#c2410c}svg.bar rect.f,.sw.f{fill:#
 svg.bar rect.x,.sw.x{fill:#9ca3af;background:#9ca3af}svg.bar rect.bg{fill:#eef0f3;stroke:#b8bec8}
 .state{display:inline-block;margin:0 4px 2px 0;padding:0 6px;border-radius:3px;font-size:12.5px;background:#fdecc8;color:#6b3a00}
 .state.bad{background:#fbd5d5;color:#8b1116;font-weight:600}
-tr.pool td{background:#e3e9f3;font-weight:600}
+details.pool{margin:8px 0}details.pool>summary{background:#e3e9f3;padding:6px 10px;border:1px solid #d5d9e0;border-radius:4px;color:#16191d}
 td.nn{font-weight:600;overflow-wrap:anywhere;min-width:15ch}
 footer{margin-top:30px;font-size:12.5px;color:#59606b}
 """
@@ -86,8 +87,8 @@ def render(data: ReportData, out: TextIO) -> None:
     w(f"<title>{_e(title)}</title>\n<style>{STYLE}</style></head>\n<body><main>\n")
     _header(data, w)
     _summary(data, w)
-    _targets(data, w)
     _occupancy(data, w)
+    _targets(data, w)
     w("<footer>Written by gpu-triage from the bundle alone, offline. The cause words are those of causes.md; "
       "the scheduler's own message is shown as evidence and never decides a word.</footer>\n")
     w("</main></body></html>\n")
@@ -108,8 +109,14 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w(f"<dt>{k}</dt><dd>{v}</dd>\n")
     wide: list[tuple[str, str]] = []
     if h.missing:
-        items = "".join(f"<li>{_e(m)}</li>" for m in h.missing)
-        wide.append(("Completeness", f'<span class="warn">{len(h.missing)} kind(s) missing or not collected</span><ul>{items}</ul>'))
+        absent = [m.split(":", 1)[0] for m in h.missing if m.endswith(".json is not in the bundle")]
+        other = [m for m in h.missing if not m.endswith(".json is not in the bundle")]
+        text = f'<span class="warn">{len(h.missing)} kind(s) missing or not collected</span>'
+        if absent:
+            text += ": not in the bundle: " + ", ".join(_e(k) for k in absent)
+        if other:
+            text += "<ul>" + "".join(f"<li>{_e(m)}</li>" for m in other) + "</ul>"
+        wide.append(("Completeness", text))
     else:
         wide.append(("Completeness", "every kind the analyzer reads is present"))
     if h.problem_count:
@@ -123,7 +130,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     for k, v in wide:
         w(f'<dt>{k}</dt><dd class="wide">{v}</dd>\n')
     w("</dl>\n")
-    w('<nav><a href="#summary">Summary</a><a href="#targets">Targets</a><a href="#occupancy">GPU occupancy</a></nav>\n')
+    w('<nav><a href="#summary">Summary</a><a href="#occupancy">GPU occupancy</a><a href="#targets">Targets</a></nav>\n')
 
 
 def _word(word: str) -> str:
@@ -208,18 +215,21 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w('<div class="legend"><span><i class="sw u"></i>used</span><span><i class="sw f"></i>free</span>'
       '<span><i class="sw x"></i>capacity not allocatable</span><span class="muted">per node and accelerator resource; '
       'used = requests of non-terminated pods bound to the node; tainted and empty nodes included</span></div>\n')
-    w('<table><tr><th>Node</th><th>State</th><th>Resource</th><th>Bar</th><th>Allocatable</th><th>Used</th>'
-      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Pods waiting</th></tr>\n')
     for pool in data.pools:
         _pool(pool, w)
-    w("</table>\n")
 
 
 def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
-    totals = "; ".join(f"{_e(r)}: {free} free of {alloc}" for r, alloc, used, free in pool.totals())
-    w(f'<tr class="pool"><td colspan="9">Pool {_e(pool.name)} — {len(pool.nodes)} node(s); {totals}</td></tr>\n')
+    totals = "; ".join(f"<code>{_e(r)}</code> <b>{free} free</b> of {alloc}" for r, alloc, used, free in pool.totals())
+    broken = sum(1 for n in pool.nodes if n.broken)
+    state = f' — <span class="warn">{broken} tainted, cordoned or broken</span>' if broken else ""
+    opened = " open" if len(pool.nodes) <= OPEN_POOL else ""
+    w(f'<details class="pool"{opened}><summary>Pool <b>{_e(pool.name)}</b>: {len(pool.nodes)} node(s){state}; {totals}</summary>\n')
+    w('<table><tr><th>Node</th><th>State</th><th>Resource</th><th>Used / free</th><th>Allocatable</th><th>Used</th>'
+      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Pods waiting</th></tr>\n')
     for node in pool.nodes:
         _node(node, w)
+    w("</table></details>\n")
 
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]

@@ -76,8 +76,8 @@ def _page(data: ReportData, level: Level, *, shortened: bool, limit: int) -> str
           "`gpu-triage report -o html` has everything.\n\n")
     _header(data, w)
     _summary(data, w)
-    _targets(data, level, w)
     _occupancy(data, level, w)
+    _targets(data, level, w)
     return "".join(parts)
 
 
