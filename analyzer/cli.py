@@ -209,6 +209,54 @@ def main() -> None:
     os._exit(code)
 
 
+# ==== BEGIN occupancy branch: `nodes` and `diff` (issues 12, 13). Thin wrappers; logic lives in
+# analyzer/occupancy/command.py and analyzer/diff/command.py. Re-wire freely when merging. ====
+
+class NodesOutput(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class DiffOutput(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+def _nodes_help() -> str:
+    from analyzer.occupancy.order import ORDER_HELP
+
+    return ("GPU occupancy per node and accelerator resource: allocatable, used, free, the node's state and the pending "
+            f"pods that want it. Order: {ORDER_HELP}.")
+
+
+@app.command(help=_nodes_help())
+def nodes(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
+          output: NodesOutput = typer.Option(NodesOutput.table, "-o", "--output", help="table, json or csv"),
+          resource: Optional[str] = typer.Option(None, "--resource", help="Only this resource (a name or a pattern such as nvidia.com/mig-*).")) -> None:
+    def run() -> int:
+        from analyzer.occupancy.command import run as run_nodes
+
+        return run_nodes(bundle, output.value, resource)
+    _guard(run)
+
+
+@app.command()
+def diff(old: Path = typer.Argument(..., help="The earlier bundle (directory or .tar.gz)"),
+         new: Path = typer.Argument(..., help="The later bundle (directory or .tar.gz)"),
+         output: DiffOutput = typer.Option(DiffOutput.table, "-o", "--output", help="table, json or markdown")) -> None:
+    """What changed between two bundles: collection first, then targets (appeared, resolved and why, changed word),
+    GPU nodes, GPU per pool before and after, quotas."""
+    def run() -> int:
+        from analyzer.diff.command import run as run_diff
+
+        return run_diff(old, new, output.value)
+    _guard(run)
+
+# ==== END occupancy branch ====
+
+
 # ---- report (issue 12): the ticket report. Thin: analyzer/report/command.py does the work. ----------------------
 
 class ReportFormat(str, Enum):

@@ -6,8 +6,10 @@ file and JSON path (a bound pod left out makes its node's usage unknown); nothin
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import orjson
 
@@ -135,6 +137,20 @@ def _readable_identity(item: object) -> PodUse | None:
                   phase=phase, readable=False)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Parsing creates millions of small objects without cycles: the cyclic collector only slows it
+    (about 3x on a 166 MB pods.json). Afterwards they are frozen out of its reach."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
+
+
 def read_items(bundle_root_reader, file: str) -> list:  # type: ignore[no-untyped-def]
     """A kubectl List's items from one bundle file; BundleError (exit 2) naming the file and JSON path."""
     data = bundle_root_reader(file)
@@ -159,7 +175,7 @@ def read_items(bundle_root_reader, file: str) -> list:  # type: ignore[no-untype
 def load(path: str | Path, config: AcceleratorConfig | None = None) -> Occupancy:
     """Open a bundle (directory or .tar.gz) and compute its occupancy. Raises BundleError when nodes.json
     or pods.json is missing or unreadable as a whole."""
-    with open_bundle(path) as bundle:
+    with open_bundle(path) as bundle, gc_paused():
         for kind in ("nodes", "pods"):
             if not bundle.has(f"{kind}.json"):
                 why = bundle.failed.get(kind)
@@ -167,4 +183,4 @@ def load(path: str | Path, config: AcceleratorConfig | None = None) -> Occupancy
                                   "; the occupancy picture needs nodes.json and pods.json")
         nodes = read_items(bundle.read_bytes, "nodes.json")
         pods = read_items(bundle.read_bytes, "pods.json")
-    return from_items(nodes, pods, config)
+        return from_items(nodes, pods, config)

@@ -1,0 +1,9 @@
+"""`gpu-triage diff OLD NEW` (issue 13): what changed between two bundles.
+
+    snapshot(path, config=None) -> Snapshot      one bundle as plain records (snapshot.py)
+    compare(old: Snapshot, new: Snapshot) -> Diff  pure comparison (compare.py)
+    diff_bundles(old, new) -> Diff                 both, from paths (command.py)
+    formats/: table, json, markdown renderers: render(diff, out)
+
+The cause words come from one isolated function, words.cause_words(path), the only use of the classifier.
+"""

@@ -1,0 +1,35 @@
+"""`gpu-triage diff OLD NEW`: two snapshots, compared, rendered. The CLI only calls `run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from analyzer.diff.compare import compare
+from analyzer.diff.formats import renderers
+from analyzer.diff.records import Diff
+from analyzer.diff.snapshot import snapshot
+from analyzer.report import printable
+
+MAX_PROBLEMS = 50
+
+
+def diff_bundles(old: str | Path, new: str | Path) -> Diff:
+    return compare(snapshot(old), snapshot(new))
+
+
+def run(old: str | Path, new: str | Path, output: str = "table", out: TextIO | None = None,
+        err: TextIO | None = None) -> int:
+    """0 compared; 2 when items of either bundle could not be read (still compared; problems on err)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    d = diff_bundles(old, new)
+    renderers()[output](d, out)
+    out.flush()
+    for line in d.problems[:MAX_PROBLEMS]:
+        err.write(printable(line) + "\n")
+    if d.problems:
+        err.write(f"gpu-triage: {len(d.problems)} item(s) could not be read; the comparison leaves them out\n")
+        return 2
+    return 0

@@ -1,0 +1,127 @@
+"""One bundle -> a Snapshot (plain records): what was collected, words, pods, GPU nodes, pools, quotas.
+
+The bundle is read through the occupancy adapter (nodes, pods) and cause_words (the classifier);
+raw JSON stops here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.accelerators import AcceleratorConfig
+from analyzer.bundle import Bundle, open_bundle
+from analyzer.diff.records import NodeGpu, PodState, Snapshot
+from analyzer.diff.words import cause_words
+from analyzer.errors import BundleError
+from analyzer.occupancy.adapter import from_items, gc_paused, read_items
+from analyzer.quantity import QuantityError, format_exact, parse
+
+# A node label about its accelerators, beyond those that mention one by name.
+EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)
+
+
+def _files(bundle: Bundle) -> dict[str, str]:
+    """What was collected: the manifest's word per file, else the files present."""
+    if bundle.manifest and isinstance(bundle.manifest.get("files"), list):
+        out = {}
+        for e in bundle.manifest["files"]:
+            if isinstance(e, dict) and isinstance(e.get("path"), str):
+                status = str(e.get("status") or "ok")
+                # A file the manifest lists as collected but that is gone is not collected evidence.
+                out[e["path"]] = "missing" if status == "ok" and not bundle.has(e["path"]) else status
+        for rel in bundle.attempts():
+            out.setdefault(rel, "ok")
+        return out
+    out = {p.name: "present" for p in sorted(bundle.root.glob("*.json"))}
+    for rel in bundle.attempts():
+        out[rel] = "present"
+    return out
+
+
+def _canonical(value: object) -> str | None:
+    if value is None:
+        return None
+    try:
+        return format_exact(parse(value))  # "1" and "1000m" are the same hard limit
+    except QuantityError:
+        return str(value)
+
+
+def _quotas(bundle: Bundle, problems: list[str]) -> dict[tuple[str, str, str], tuple[str | None, str | None]] | None:
+    if not bundle.has("resourcequotas.json"):
+        return None
+    out: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+    for i, q in enumerate(read_items(bundle.read_bytes, "resourcequotas.json")):
+        meta = q.get("metadata") if isinstance(q, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("namespace"), str) or not isinstance(meta.get("name"), str):
+            problems.append(f"resourcequotas.json: $.items[{i}].metadata: namespace and name required (quota left out)")
+            continue
+        spec = q.get("spec") if isinstance(q.get("spec"), dict) else {}
+        status = q.get("status") if isinstance(q.get("status"), dict) else {}
+        hard = spec.get("hard") if isinstance(spec.get("hard"), dict) else (status.get("hard") if isinstance(status.get("hard"), dict) else {})
+        used = status.get("used") if isinstance(status.get("used"), dict) else {}
+        for key in set(hard) | set(used):
+            out[(meta["namespace"], meta["name"], str(key))] = (_canonical(hard.get(key)), _canonical(used.get(key)))
+    return out
+
+
+def _pods(items: list) -> dict[str, PodState]:
+    out = {}
+    for p in items:
+        if not isinstance(p, dict):
+            continue
+        meta = p.get("metadata") if isinstance(p.get("metadata"), dict) else {}
+        spec = p.get("spec") if isinstance(p.get("spec"), dict) else {}
+        status = p.get("status") if isinstance(p.get("status"), dict) else {}
+        ns, name = meta.get("namespace"), meta.get("name")
+        if isinstance(ns, str) and isinstance(name, str):
+            node = spec.get("nodeName")
+            phase = status.get("phase")
+            out[f"{ns}/{name}"] = PodState(node=node if isinstance(node, str) else "",
+                                           phase=phase if isinstance(phase, str) else None)
+    return out
+
+
+def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snapshot:
+    """Read one bundle (directory or .tar.gz). Raises BundleError when it cannot be read at all."""
+    from analyzer.occupancy.adapter import node_facts
+
+    config = config or AcceleratorConfig()
+    problems: list[str] = []
+    with open_bundle(path) as bundle, gc_paused():
+        for kind in ("nodes", "pods"):
+            if not bundle.has(f"{kind}.json"):
+                raise BundleError(f"{path}: {kind}.json", "not collected; diff needs nodes.json and pods.json in both bundles")
+        manifest = bundle.manifest or {}
+        node_items = read_items(bundle.read_bytes, "nodes.json")
+        pod_items = read_items(bundle.read_bytes, "pods.json")
+        files = _files(bundle)
+        quotas = _quotas(bundle, problems)
+        occ = from_items(node_items, pod_items, config)
+    problems.extend(occ.problems)
+    gpu_nodes = {r.node for r in occ.rows}
+    used: dict[str, dict[str, int]] = {}
+    for r in occ.rows:
+        used.setdefault(r.node, {})[r.resource] = r.used
+    nodes: dict[str, NodeGpu] = {}
+    for i, item in enumerate(node_items):
+        try:
+            f = node_facts(item, f"$.items[{i}]")
+        except ValueError:
+            continue  # already a problem of the occupancy picture
+        if f.name not in gpu_nodes or f.name in nodes:
+            continue
+        nodes[f.name] = NodeGpu(
+            capacity={k: v for k, v in f.capacity.items() if config.is_accelerator(k)},
+            allocatable={k: v for k, v in f.allocatable.items() if config.is_accelerator(k)},
+            used=used.get(f.name, {}), taints=tuple(sorted(str(t) for t in f.taints if t.effect in ("NoSchedule", "NoExecute"))),
+            cordoned=f.unschedulable, ready=f.ready,
+            gpu_labels={k: v for k, v in sorted(f.labels.items())
+                        if k in EXTRA_GPU_LABELS or config.mentions_accelerator(k)})
+    created = manifest.get("created")
+    context = manifest.get("context")
+    return Snapshot(label=str(path), created=created if isinstance(created, str) else None,
+                    context=context if isinstance(context, str) else None, files=files, words=cause_words(path),
+                    pods=_pods(pod_items), nodes=nodes,
+                    pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
+                    quotas=quotas, problems=tuple(problems))

@@ -1,0 +1,56 @@
+"""`nodes -o json`: the document schemas/nodes-output.schema.json describes."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import orjson
+
+from analyzer.occupancy.formats import safe
+from analyzer.occupancy.records import Occupancy, ResourceRow
+
+SCHEMA_VERSION = 1
+
+
+def row_dict(r: ResourceRow) -> dict:
+    return {
+        "node": r.node, "pool": r.pool, "resource": r.resource, "capacity": r.capacity, "allocatable": r.allocatable,
+        "used": r.used, "free": r.free, "overcommitted": r.overcommitted, "states": list(r.states),
+        "taints": list(r.taints),
+        "holders": [{"namespace": h.namespace, "name": h.name, "units": h.units} for h in r.holders],
+        "pending_wanting": list(r.wanting),
+    }
+
+
+def to_dict(occ: Occupancy) -> dict:
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "rows": [row_dict(r) for r in occ.rows],
+        "pools": [{"pool": p.pool, "resource": p.resource, "nodes": p.nodes, "allocatable": p.allocatable, "used": p.used,
+                   "free": p.free} for p in occ.pools],
+        "pending": {k: list(v) for k, v in occ.pending.items()},
+        "problems": list(occ.problems),
+    }
+
+
+def _clean(node: object) -> object:
+    """Lone surrogates (a hostile name) cannot be UTF-8: escape them rather than fail."""
+    if isinstance(node, str):
+        return safe(node)
+    if isinstance(node, dict):
+        return {_clean(k): _clean(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_clean(x) for x in node]
+    return node
+
+
+def dumps(doc: dict) -> str:
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:
+        data = orjson.dumps(_clean(doc), option=orjson.OPT_INDENT_2)
+    return data.decode()
+
+
+def render(occ: Occupancy, out: TextIO) -> None:
+    out.write(dumps(to_dict(occ)) + "\n")

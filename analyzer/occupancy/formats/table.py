@@ -1,0 +1,49 @@
+"""`nodes -o table`: one line per node and resource, then the per-pool totals."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from analyzer.occupancy.formats import safe, state_text
+from analyzer.occupancy.records import Occupancy, ResourceRow
+
+SHOWN_WANTING = 3
+MAX_NAME = 60
+
+
+def _cut(text: str, width: int = MAX_NAME) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _amount(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _wanting(row: ResourceRow) -> str:
+    if not row.wanting:
+        return "-"
+    shown = ", ".join(safe(k) for k in row.wanting[:SHOWN_WANTING])
+    more = len(row.wanting) - SHOWN_WANTING
+    return f"{len(row.wanting)}: {shown}" + (f", … {more} more" if more > 0 else "")
+
+
+def render(occ: Occupancy, out: TextIO) -> None:
+    if not occ.rows:
+        out.write("No node offers an accelerator resource or looks like a GPU node.\n")
+    else:
+        header = ("NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE", "PENDING WANTING IT")
+        lines = [header] + [(_cut(safe(r.node)), _cut(safe(r.pool)), safe(r.resource), _amount(r.allocatable), str(r.used),
+                             str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+        for line in lines:
+            out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, widths)))
+                      + "  " + line[-1] + "\n")
+        out.write("\n")
+        pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE")] + [
+            (_cut(safe(p.pool)), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free)) for p in occ.pools]
+        pw = [max(len(line[i]) for line in pools) for i in range(6)]
+        for line in pools:
+            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
+    unplaced = {r: keys for r, keys in occ.pending.items() if keys}
+    for resource, keys in unplaced.items():
+        out.write(f"\npending pods asking for {safe(resource)}: {len(keys)}\n")
