@@ -15,8 +15,9 @@ from analyzer.report.ticket import NodeRow, Pool, ReportData, ResourceBar, Targe
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>
+HOLDERS_OPEN = 2  # holders shown inline per node and resource
 OPEN_POOL = 30  # a pool with more nodes starts collapsed: its summary line still shows its totals
-BAR_W, BAR_H = 160, 14
+BAR_W, BAR_H = 120, 14
 READY = '<span class="muted">schedulable</span>'
 
 # Word colours by the part of causes.md they come from: refused before creation, the spec and the
@@ -64,10 +65,11 @@ details summary{cursor:pointer;color:#1f4f99}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:4px}
 svg.bar rect.u,.sw.u{fill:#c2410c;background:#c2410c}svg.bar rect.f,.sw.f{fill:#16a34a;background:#16a34a}
 svg.bar rect.x,.sw.x{fill:#9ca3af;background:#9ca3af}svg.bar rect.bg{fill:#eef0f3;stroke:#b8bec8}
-.state{display:inline-block;margin:0 4px 2px 0;padding:0 6px;border-radius:3px;font-size:12.5px;background:#fdecc8;color:#6b3a00}
+.state{overflow-wrap:break-word;display:inline-block;margin:0 4px 2px 0;padding:0 6px;border-radius:3px;font-size:12.5px;background:#fdecc8;color:#6b3a00}
 .state.bad{background:#fbd5d5;color:#8b1116;font-weight:600}
 details.pool{margin:8px 0}details.pool>summary{background:#e3e9f3;padding:6px 10px;border:1px solid #d5d9e0;border-radius:4px;color:#16191d}
-td.nn{font-weight:600;overflow-wrap:anywhere;min-width:15ch}
+td.nn{font-weight:600;overflow-wrap:anywhere;min-width:14ch;max-width:26ch}
+td.st{max-width:32ch}td.held{min-width:18ch;overflow-wrap:anywhere}td.held ul{margin:2px 0;padding-left:16px}
 footer{margin-top:30px;font-size:12.5px;color:#59606b}
 """
 
@@ -221,28 +223,32 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
 
 def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
     totals = "; ".join(f"<code>{_e(r)}</code> <b>{free} free</b> of {alloc}" for r, alloc, used, free in pool.totals())
-    broken = sum(1 for n in pool.nodes if n.broken)
-    state = f' — <span class="warn">{broken} tainted, cordoned or broken</span>' if broken else ""
+    tainted = sum(1 for n in pool.nodes if any(s.startswith("tainted") for s in n.states))
+    broken = sum(1 for n in pool.nodes if any(not s.startswith("tainted") for s in n.states) or any(b.states for b in n.resources))
+    state = (f" — {tainted} tainted" if tainted else "") + (f' — <span class="warn">{broken} cordoned, not ready or broken</span>' if broken else "")
     opened = " open" if len(pool.nodes) <= OPEN_POOL else ""
     w(f'<details class="pool"{opened}><summary>Pool <b>{_e(pool.name)}</b>: {len(pool.nodes)} node(s){state}; {totals}</summary>\n')
     w('<table><tr><th>Node</th><th>State</th><th>Resource</th><th>Used / free</th><th>Allocatable</th><th>Used</th>'
-      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Pods waiting</th></tr>\n')
+      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Waiting</th></tr>\n')
     for node in pool.nodes:
         _node(node, w)
     w("</table></details>\n")
 
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
+    """One row per resource; the node's name and its states span them (a taint is the node's, not the MIG profile's)."""
     span = len(node.resources)
-    node_states = "".join(_state(s) for s in node.states)
+    rs = f' rowspan="{span}"' if span > 1 else ""
+    states = "".join(_state(s) for s in node.states)
+    for bar in node.resources:
+        prefix = f"{bar.resource}: " if span > 1 else ""
+        states += "".join(_state(prefix + s) for s in bar.states)
     for i, bar in enumerate(node.resources):
         w("<tr>")
         if i == 0:
-            rs = f' rowspan="{span}"' if span > 1 else ""
-            w(f'<td class="nn"{rs}>{_e(node.name)}</td>')
-        states = node_states + "".join(_state(s) for s in bar.states) or READY
-        w(f"<td>{states}</td><td><code>{_e(bar.resource)}</code></td>"
-          f"<td>{_bar(bar)}</td>{_numbers(bar)}<td>{_holders(bar)}</td><td class=\"n\">{bar.wanting or ''}</td></tr>\n")
+            w(f'<td class="nn"{rs}>{_e(node.name)}</td><td class="st"{rs}>{states or READY}</td>')
+        w(f"<td><code>{_e(bar.resource)}</code></td><td>{_bar(bar)}</td>{_numbers(bar)}"
+          f"<td class=\"held\">{_holders(bar)}</td><td class=\"n\">{bar.wanting or ''}</td></tr>\n")
 
 
 def _state(text: str) -> str:
@@ -279,10 +285,16 @@ def _bar(bar: ResourceBar) -> str:
 
 
 def _holders(bar: ResourceBar) -> str:
+    """Two holders inline; more fold into <details> so a node with 16 MIG slices keeps its row short."""
     if not bar.holders:
         return ""
-    text = ", ".join(f"<code>{_e(h.pod)}</code> {h.units}" for h in bar.holders)
-    return text + (f" <span class=\"muted\">+{bar.holders_more} more</span>" if bar.holders_more else "")
+    items = [f"<code>{_e(h.pod)}</code> {h.units}" for h in bar.holders]
+    total = len(items) + bar.holders_more
+    more = f"<li class=\"muted\">+{bar.holders_more} more</li>" if bar.holders_more else ""
+    if total <= HOLDERS_OPEN:
+        return ", ".join(items)
+    return (", ".join(items[:HOLDERS_OPEN]) + f"<details><summary>{total} pods</summary><ul>"
+            + "".join(f"<li>{x}</li>" for x in items) + more + "</ul></details>")
 
 
 __all__ = ["CSP", "render"]
