@@ -403,8 +403,23 @@ def _occupancy(analysis: "Analysis") -> Any:
             facts.append(f)
     items = pods_doc.items
     uses = []
+    accelerator: dict[str, bool] = {}  # resource name -> is it an accelerator (asked once per name)
+
+    def holds_accelerator(requests: dict[str, int]) -> bool:
+        for r, units in requests.items():
+            if units > 0:
+                known = accelerator.get(r)
+                if known is None:
+                    known = accelerator[r] = c.config.is_accelerator(r)
+                if known:
+                    return True
+        return False
+    # Only pods holding an accelerator can appear in the picture: the DaemonSet and CPU pods (most of
+    # 150,000) are not turned into records at all.
     for node, held in c.pods_on.items():
         for i, requests in held:
+            if not holds_accelerator(requests):
+                continue
             meta = items[i]["metadata"]
             uses.append(PodUse(namespace=meta["namespace"], name=meta["name"], node=node,
                                phase=(items[i].get("status") or {}).get("phase"), requests=requests))
