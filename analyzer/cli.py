@@ -283,3 +283,5 @@ def report(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"
         _report_problems(analysis)
         return 2 if analysis.problem_count else 0
     _guard(run)
+
+# ---- end of report -------------------------------------------------------------------------------------------------

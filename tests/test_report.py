@@ -132,8 +132,10 @@ def test_lab_picture_in_markdown(lab):
 
 
 def _independent_gpu_use(bundle: Path) -> dict[str, int]:
-    """nvidia.com/gpu held per node: non-terminated pods bound by spec.nodeName, summing container limits
-    (extended resources: request = limit). Read straight from pods.json, nothing of the analyzer."""
+    """nvidia.com/gpu held per node: non-terminated pods bound by spec.nodeName (the scheduler's NodeInfo counts
+    an assigned pod until it terminates), each pod's request as Kubernetes' resourcehelper.PodRequests takes it:
+    max(sum over containers, largest init container); extended resources have request = limit. The lab has no
+    sidecars or overhead. Read straight from pods.json, nothing of the analyzer."""
     out: dict[str, int] = {}
     for pod in json.loads((bundle / "pods.json").read_text())["items"]:
         node = pod["spec"].get("nodeName")

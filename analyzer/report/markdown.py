@@ -203,7 +203,7 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
     if hidden:
         free = sum(b.free for n in hidden for b in n.resources)
         broken = sum(1 for n in hidden if n.broken)
-        w(f"\n_… {len(hidden)} more node(s) in this pool left out ({broken} with a state, {free} free unit(s) among them)._\n")
+        w(f"\n_… {len(hidden)} more node(s) in this pool left out ({broken} tainted, cordoned or broken; {free} free unit(s) among them)._\n")
     w("\n")
 
 
