@@ -262,3 +262,33 @@ def diff(old: Path = typer.Argument(..., help="The earlier bundle (directory or 
     _guard(run)
 
 # ==== END occupancy branch ====
+
+
+# ---- report (issue 12): the ticket report. Thin: analyzer/report/command.py does the work. ----------------------
+
+class ReportFormat(str, Enum):
+    html = "html"
+    markdown = "markdown"
+
+
+@app.command()
+def report(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
+           fmt: ReportFormat = typer.Option(ReportFormat.html, "-o", "--format",
+                                            help="html (one self-contained page) or markdown (GitHub-flavoured, under 65,000 characters)"),
+           output: Optional[str] = typer.Option(None, "--output", metavar="FILE",
+                                                help="Where to write it; default report.html (or report.md) in the current directory; - for standard output."),
+           namespace: Optional[List[str]] = typer.Option(None, "-n", "--namespace", help="Only targets in this namespace; repeatable."),
+           manifest: Optional[List[Path]] = ManifestOpt,
+           gpu_pod: Optional[List[str]] = GpuPodOpt,
+           resource: Optional[List[str]] = ResourceOpt) -> None:
+    """Write the ticket report: header, count per word, every target with its evidence, and the GPU occupancy per node."""
+    def run() -> int:
+        from analyzer.report.command import write_report
+
+        analysis, where = write_report(bundle, fmt.value, output, _options(namespace, manifest, gpu_pod, resource))
+        _say(f"gpu-triage: report written to {where}")
+        _report_problems(analysis)
+        return 2 if analysis.problem_count else 0
+    _guard(run)
+
+# ---- end of report -------------------------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ def split_key(text: str) -> tuple[str, str]:
 
 @dataclass(kw_only=True)
 class Analysis:
+    label: str  # the bundle as the user named it
     bundle: Bundle
     loaded: Loaded
     cluster: Cluster
@@ -119,7 +120,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
             stored = stored_attempts(loaded)
             notes: list[str] = []
             extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_refusals(loaded)
-            analysis = Analysis(bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
+            analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes)
             if classify:
                 analysis.verdicts = classify_all(cluster, extra, namespaces=options.namespaces)

@@ -59,10 +59,10 @@ LAB_ATTEMPT_WORDS = {
     "lab/runtimeclass-missing": "no-runtimeclass",
 }
 
-# Every word of causes.md, spelled out (a renamed constant must fail a test).
+# Every word of causes.md (version 2), spelled out in its order (a renamed constant must fail a test).
 ORDER_WORDS = (
     "no-runtimeclass", "quota-exceeded", "no-gpu-request", "scheduling-gated", "node-side",
-    "selector-mismatch", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero",
+    "selector-mismatch", "no-gpu-node", "cordoned", "untolerated-taint", "allocatable-zero",
     "exhausted", "unclassified", "fits-now",
 )
 EXTRA_WORDS = ("running", "insufficient-evidence")

@@ -90,6 +90,13 @@ def _server_minor(loaded: Loaded) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _controller(meta: dict) -> str | None:
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return f"{ref.get('kind')} {meta['namespace']}/{ref.get('name')}"
+    return None
+
+
 class PodsIndex:
     """One pass over pods.json, one item at a time: usage per node (non-terminated pods bound there),
     the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
@@ -145,10 +152,10 @@ class PodsIndex:
             for k, v in requests.items():
                 used[k] = used.get(k, 0) + v
             used["pods"] = used.get("pods", 0) + 1
-            self.pods_on[node].append(Holder(key=key, phase=phase, requests=requests))
+            self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status)
+                            phase=phase, node_name=node, status=status, controller=_controller(meta))
             if is_target:
                 self.targets.append(target)
             else:

@@ -47,9 +47,14 @@ class SchedulerSaid:
 class Holder:
     """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units)."""
 
-    key: str  # namespace/name
+    namespace: str
+    name: str
     phase: str | None
     requests: dict[str, int]
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 class Findings:

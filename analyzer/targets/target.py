@@ -33,6 +33,7 @@ class Target:
     answer: dict | None = None  # an attempt's stored dry-run answer
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals
     invalid: list[Violation] = field(default_factory=list)
+    controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
 
     @property
     def key(self) -> str:

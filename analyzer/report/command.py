@@ -1,0 +1,58 @@
+"""`gpu-triage report`: analyse, build the report data, render one format, write one file.
+
+Kept out of cli.py so the command line holds no logic. The file is written beside its final name and
+renamed into place, so an interrupted run never leaves half a report that looks whole.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from analyzer.errors import UsageError
+from analyzer.pipeline import Analysis, Options, analyse
+from analyzer.report.ticket import report_data
+
+FORMATS = ("html", "markdown")
+DEFAULT_FILES = {"html": "report.html", "markdown": "report.md"}
+STDOUT = "-"
+
+
+def write_report(bundle: Path, fmt: str, output: str | None, options: Options) -> tuple[Analysis, str]:
+    """Write the report; returns the analysis (for its problems) and where the report went."""
+    from analyzer.report import html, markdown
+
+    analysis = analyse(bundle, options)
+    with analysis.bundle:
+        data = report_data(analysis)
+    buf = io.StringIO()
+    (html.render if fmt == "html" else markdown.render)(data, buf)
+    target = output or DEFAULT_FILES[fmt]
+    if target == STDOUT:
+        sys.stdout.write(buf.getvalue())
+        sys.stdout.flush()
+        return analysis, "standard output"
+    try:
+        _write_atomically(Path(target), buf.getvalue())
+    except OSError as exc:
+        raise UsageError(f"{target}: cannot write the report: {exc.strerror or exc}") from None
+    return analysis, target
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=".gpu-triage-report-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,475 @@
+"""The ticket report's data: plain dataclasses the HTML and Markdown formats render, the grouping of
+identical shapes, and ONE adapter (`report_data`) from the analysis to them.
+
+The analysis API is being restructured; everything the report needs from it is read in
+`report_data` and its private helpers below, so a move of the analyzer's modules touches this file
+only. The formats (html.py, markdown.py) read nothing but these dataclasses.
+
+"Most urgent first" means the order of causes.md (admission refusals first, then spec, gate, bound
+pod, the node funnel, unclassified, fits-now), then the two answers outside the order
+(running, insufficient-evidence): the order words.py walks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterable
+
+from analyzer import words
+
+from analyzer.model.podspec import effective_requests
+
+if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipeline is imported
+    from analyzer.pipeline import Analysis
+
+URGENCY: dict[str, int] = {w.word: i for i, w in enumerate(words.ALL)}
+URGENCY_NOTE = ("most urgent first: the order of causes.md (admission refusals first, then the spec, gates, "
+                "bound pods, the node funnel, unclassified, fits-now; then insufficient-evidence)")
+MAX_EVIDENCE_NODES = 5  # nodes named per evidence line; the rest are counted
+MAX_LINE = 400  # one evidence line; a hostile bundle's 10 MB string must not become a 10 MB page
+MAX_HOLDERS = 8  # pods named per node and resource in the occupancy picture; the rest are counted
+
+
+@dataclass(frozen=True, kw_only=True)
+class NearNode:
+    """A node the pod fails on for exactly one reason (causes.md v2 "nearest nodes")."""
+
+    node: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchedulerLines:
+    """The scheduler's own sentence beside the one rebuilt from the bundle."""
+
+    said: str | None  # None: nothing recorded
+    source: str | None
+    rebuilt: str | None  # None: not rebuilt (gated, bound, attempt); "" never: "some node fits now"
+    comparison: str | None = None
+    notes: tuple[str, ...] = ()  # conflation and preemption notes
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetRow:
+    """One shape: targets with the same word, reason and owner (one row when alone)."""
+
+    word: str
+    reason: str
+    next_action: str
+    kind: str  # Pod, Attempt, or an owner's kind for a refused owner
+    owner: str | None  # "ReplicaSet lab/web-7d9c" or None
+    names: tuple[str, ...]  # target keys (namespace/name; owners namespace/kind/name)
+    source: str  # where a person finds the first one
+    evidence: tuple[str, ...] = ()
+    scheduler: SchedulerLines | None = None
+    nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WordCount:
+    word: str
+    next_action: str
+    targets: int
+    rows: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Header:
+    bundle: str
+    context: str | None
+    server_version: str | None
+    collected: str | None  # manifest "completed" (else "created"), UTC RFC 3339
+    collector: str | None
+    missing: tuple[str, ...]  # one line per kind missing, forbidden, failed or unreadable
+    problems: tuple[str, ...]  # validation findings, at most MAX_PROBLEMS
+    problem_count: int
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Holder:
+    pod: str  # namespace/name
+    units: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResourceBar:
+    """One accelerator resource on one node. capacity/allocatable None: the node does not report it."""
+
+    resource: str
+    capacity: int | None
+    allocatable: int | None
+    used: int
+    free: int  # max(0, allocatable - used)
+    holders: tuple[Holder, ...] = ()  # largest first, at most MAX_HOLDERS
+    holders_more: int = 0
+    states: tuple[str, ...] = ()  # in words: "no plugin", "allocatable 0 of capacity 4", "overcommitted", …
+    wanting: int = 0  # pending pods asking for this resource whose nodeSelector matches the node
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeRow:
+    name: str
+    pool: str
+    states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
+    resources: tuple[ResourceBar, ...]
+
+    @property
+    def broken(self) -> bool:
+        return bool(self.states) or any(b.states for b in self.resources)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pool:
+    name: str
+    nodes: tuple[NodeRow, ...]
+
+    def totals(self) -> list[tuple[str, int, int, int]]:
+        """(resource, allocatable, used, free) summed over the pool's nodes."""
+        out: dict[str, list[int]] = {}
+        for n in self.nodes:
+            for b in n.resources:
+                t = out.setdefault(b.resource, [0, 0, 0])
+                t[0] += b.allocatable or 0
+                t[1] += b.used
+                t[2] += b.free
+        return [(r, *v) for r, v in out.items()]  # type: ignore[misc]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportData:
+    header: Header
+    summary: tuple[WordCount, ...]
+    rows: tuple[TargetRow, ...]
+    pools: tuple[Pool, ...]
+    occupancy_note: str | None = None  # why the picture is empty or partial
+    urgency_note: str = URGENCY_NOTE
+
+    @property
+    def target_count(self) -> int:
+        return sum(r.count for r in self.rows)
+
+
+MAX_PROBLEMS = 50
+
+
+# -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
+
+def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
+    """Rows with the same word, reason and owner become one row carrying every name; then most urgent
+    first, larger groups first, then by name. Ownerless targets group by word and reason too: a
+    hundred bare pods with one reason read best as one row."""
+    groups: dict[tuple[str, str, str | None], TargetRow] = {}
+    names: dict[tuple[str, str, str | None], list[str]] = {}
+    for row in rows:
+        key = (row.word, row.reason, row.owner)
+        if key not in groups:
+            groups[key] = row
+            names[key] = []
+        names[key].extend(row.names)
+    out = [replace(row, names=tuple(names[key])) for key, row in groups.items()]
+    out.sort(key=lambda r: (URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
+    return out
+
+
+def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
+    """Count per word with its next action, most urgent first."""
+    targets: Counter[str] = Counter()
+    shapes: Counter[str] = Counter()
+    for r in rows:
+        targets[r.word] += r.count
+        shapes[r.word] += 1
+    ordered = sorted(targets, key=lambda w: URGENCY.get(w, len(URGENCY)))
+    return [WordCount(word=w, next_action=_next_action(w), targets=targets[w], rows=shapes[w]) for w in ordered]
+
+
+def _next_action(word: str) -> str:
+    w = words.BY_WORD.get(word)
+    return w.next_action if w else ""
+
+
+# -- the adapter: the only code that reads the analysis ---------------------------------------------------
+
+def report_data(analysis: "Analysis") -> ReportData:
+    """The analysis, and the occupancy picture of its bundle, as report rows."""
+    verdicts = analysis.verdicts
+    owners = _owners(analysis, verdicts)
+    evidence_by_shape: dict[tuple[str, str, str | None], tuple[tuple[str, ...], SchedulerLines | None]] = {}
+    rows = []
+    for v in verdicts:
+        t = v.target
+        owner = owners.get(v.key) if t.kind == "Pod" else (None if t.kind == "Attempt" else f"{t.kind} {t.namespace}/{t.name}")
+        shape = (v.word, v.reason, owner)
+        if shape not in evidence_by_shape:
+            # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
+            d = v.to_dict()
+            evidence_by_shape[shape] = (tuple(_clip(x) for x in evidence_lines(d)), _scheduler(d))
+        ev, sched = evidence_by_shape[shape]
+        nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
+        rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
+                              owner=owner, names=(v.key,), source=t.source, evidence=ev, scheduler=sched,
+                              nearest=_nearest(nearest)))
+    grouped = group_rows(rows)
+    manifest = analysis.bundle.manifest or {}
+    version = analysis.loaded.version or {}
+    kubectl = manifest.get("kubectl") if isinstance(manifest.get("kubectl"), dict) else {}
+    server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
+    collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
+    header = Header(
+        bundle=analysis.label,
+        context=_text(manifest.get("context")),
+        server_version=_text(server),
+        collected=_text(manifest.get("completed") or manifest.get("created")),
+        collector=_text(" ".join(str(x) for x in (collector.get("name"), collector.get("version")) if x)) or None,
+        missing=tuple(_clip(f"{kind}: {why}") for kind, why in sorted(analysis.loaded.missing.items())),
+        problems=tuple(_clip(p) for p in analysis.problems[:MAX_PROBLEMS]),
+        problem_count=analysis.problem_count,
+        notes=tuple(_clip(n) for n in analysis.notes),
+    )
+    pools, note = _pools(_occupancy(analysis))
+    return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
+                      occupancy_note=note)
+
+
+def _owners(analysis: "Analysis", verdicts: list) -> dict[str, str]:
+    """Target key -> "Kind namespace/name" of its controller (kept on each pod target by the model)."""
+    wanted = {v.key for v in verdicts if v.target.kind == "Pod"}
+    out: dict[str, str] = {}
+    if not wanted:
+        return out
+    for t in analysis.cluster.pod_targets:
+        if t.key in wanted and t.controller:
+            out[t.key] = t.controller
+    return out
+
+
+def _scheduler(d: dict) -> SchedulerLines | None:
+    s = d.get("scheduler")
+    if not isinstance(s, dict):
+        return None
+    notes = [x for x in (s.get("conflation"), s.get("preemption")) if x]
+    rebuilt = s.get("rebuilt") if "rebuilt" in s else None
+    if "rebuilt" in s and not rebuilt:
+        rebuilt = "(some node fits now)"
+    return SchedulerLines(said=_text(s.get("message")), source=_text(s.get("source")), rebuilt=_text(rebuilt),
+                          comparison=_text(s.get("comparison")), notes=tuple(_clip(str(n)) for n in notes))
+
+
+def _nearest(value: Any) -> tuple[NearNode, ...] | None:
+    """causes.md v2 nearest nodes, once the classifier puts them in the evidence as [{node, reason}]."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in value:
+        if isinstance(item, dict) and item.get("node") is not None:
+            out.append(NearNode(node=str(item["node"]), reason=_clip(str(item.get("reason", "")))))
+    return tuple(out)
+
+
+def evidence_lines(d: dict) -> list[str]:
+    """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines."""
+    ev = d.get("evidence") or {}
+    out: list[str] = []
+    adm = ev.get("admission")
+    if isinstance(adm, dict):
+        api = adm.get("api_server")
+        if isinstance(api, dict) and api.get("text"):
+            out.append(f"API server said: {api['text']}")
+        if adm.get("runtimeClassName") is not None:
+            have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
+            out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
+        for q in adm.get("quota") or ():
+            out.append(str(q))
+        if adm.get("agrees"):
+            out.append(f"objects vs API server: {adm['agrees']}")
+    owner = ev.get("owner")
+    if isinstance(owner, dict):
+        if owner.get("event"):
+            out.append(f"FailedCreate: {owner['event']}")
+        if "desired" in owner:
+            out.append(f"replicas: {owner.get('existing')} of {owner.get('desired')} exist")
+    if ev.get("gpu_intent"):
+        out.append(f"GPU intent: {ev['gpu_intent']}")
+    if "accelerator_requests" in ev and not ev["accelerator_requests"]:
+        out.append("no container requests an accelerator resource")
+    if ev.get("schedulingGates"):
+        out.append("schedulingGates: " + ", ".join(map(str, ev["schedulingGates"])))
+    if ev.get("nodeName"):
+        where = "" if ev.get("node_in_bundle") is not False else " (not in nodes.json)"
+        out.append(f"bound to {ev['nodeName']}{where}, phase {ev.get('phase')}")
+        for w in ev.get("waiting") or ():
+            out.append(f"container {w.get('container')} waiting: {w.get('reason')}: {w.get('message') or ''}".rstrip(": "))
+    if ev.get("requests"):
+        out.append("requests: " + ", ".join(f"{r}={q}" for r, q in ev["requests"].items()))
+    out += _funnel_lines(d.get("funnel"))
+    fit = d.get("fit") or []
+    for row in fit[:MAX_EVIDENCE_NODES]:
+        out.append(_fit_line(row))
+    if len(fit) > MAX_EVIDENCE_NODES:
+        out.append(f"… {len(fit) - MAX_EVIDENCE_NODES} more candidate node(s), each short too")
+    if d.get("too_large"):
+        out.append("too large: asks more " + ", ".join(d["too_large"]) + " than any candidate can ever offer")
+    elif d.get("fragmented"):
+        out.append("fragmented: enough free units summed over the candidates, but no single node has enough")
+    if ev.get("fits_on"):
+        out.append("fits on: " + _names([str(n) for n in ev["fits_on"]]))
+    if ev.get("not_modelled"):
+        out.append("depends on (not modelled): " + "; ".join(map(str, ev["not_modelled"])))
+    if ev.get("missing"):
+        out.append(f"needs: {ev['missing']}")
+    for x in (ev.get("invalid") or [])[:3]:
+        out.append(f"invalid: {x}")
+    return out
+
+
+def _funnel_lines(funnel: Any) -> list[str]:
+    if not isinstance(funnel, list) or not funnel:
+        return []
+    out = ["node funnel: " + " · ".join(f"{s['stage']} {s['nodes_in']}→{s['nodes_out']}" for s in funnel)]
+    last = funnel[-1]
+    if last.get("stage") == "fit":
+        return out  # the fit rows below say more than the removal reasons
+    for group in last.get("removed") or ():
+        out.append(f"{_names(group['nodes'])}: {group['reason']}")
+    return out
+
+
+def _fit_line(row: dict) -> str:
+    parts = []
+    for r, q in row["resources"].items():
+        if r in row.get("short", ()):
+            parts.append(f"{r} {q['free']} free of {q['allocatable']} (used {q['used']}), requested {q['requested']}")
+    holders = [f"{u['pod']} {' '.join(str(x) for x in u['requests'].values())}".rstrip() for u in row.get("used_by") or ()]
+    more = row.get("used_by_more", 0)
+    line = f"{row['node']}: " + "; ".join(parts or ["short"])
+    if holders:
+        line += " — held by " + ", ".join(holders[:MAX_EVIDENCE_NODES])
+        hidden = len(holders) - MAX_EVIDENCE_NODES + more
+        if hidden > 0:
+            line += f" (+{hidden} more)"
+    return line
+
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_EVIDENCE_NODES])
+    return shown + (f" (+{len(items) - MAX_EVIDENCE_NODES} more)" if len(items) > MAX_EVIDENCE_NODES else "")
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else _clip(str(value))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"
+
+
+_NODE_STATES = {"not-ready": "not ready", "cordoned": "cordoned"}
+_CORDON_TAINT = "node.kubernetes.io/unschedulable"
+
+
+def _occupancy(analysis: "Analysis") -> Any:
+    """analyzer.occupancy's picture, fed from what the analysis already built: raw node items (few), the
+    effective requests of every counted pod per node (not parsed again: 150,000 pods cost seconds), the
+    nodes whose usage an invalid pod hides, and the unbound targets with their own requests."""
+    from analyzer.occupancy import PodUse, compute, node_facts
+
+    c = analysis.cluster
+    nodes_doc = analysis.loaded.documents.get("nodes")
+    if nodes_doc is None or "pods" not in analysis.loaded.documents:
+        return None
+    problems: list[str] = []
+    facts = []
+    seen: set[str] = set()
+    for i, item in enumerate(nodes_doc.items):
+        try:
+            f = node_facts(item, nodes_doc.item_path(i))
+        except (ValueError, TypeError) as exc:
+            problems.append(f"{nodes_doc.file}: {exc} (node left out)")
+            continue
+        if f.name not in seen:
+            seen.add(f.name)
+            facts.append(f)
+    uses = []
+    accelerator: dict[str, bool] = {}  # resource name -> is it an accelerator (asked once per name)
+
+    def holds_accelerator(requests: dict[str, int]) -> bool:
+        for r, units in requests.items():
+            if units > 0:
+                known = accelerator.get(r)
+                if known is None:
+                    known = accelerator[r] = c.config.is_accelerator(r)
+                if known:
+                    return True
+        return False
+    # Only pods holding an accelerator can appear in the picture: the DaemonSet and CPU pods (most of
+    # 150,000) are not turned into records at all.
+    for node, held in c.pods_on.items():
+        for h in held:
+            if not holds_accelerator(h.requests):
+                continue
+            uses.append(PodUse(namespace=h.namespace, name=h.name, node=node, phase=h.phase, requests=h.requests))
+    for node in c.unknown_usage:
+        uses.append(PodUse(namespace="?", name="?", node=node, readable=False))
+    for t in c.pod_targets:
+        if t.spec is not None and not t.node_name and not t.invalid:
+            try:
+                requests = effective_requests(t.spec)
+            except Exception:  # noqa: BLE001 - the target's own verdict already names the unusable quantity
+                continue
+            selector = t.spec.get("nodeSelector") or {}
+            uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=requests,
+                               node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}))
+    return compute(facts, uses, c.config, problems=problems)
+
+
+def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
+    """Occupancy rows (display order: free first, then broken, then full) -> pools of nodes."""
+    if occupancy is None:
+        return [], "no occupancy picture: it needs nodes.json and pods.json"
+    by_node: dict[str, list] = {}
+    for r in occupancy.rows:
+        by_node.setdefault(r.node, []).append(r)
+    pools: dict[str, list[NodeRow]] = {}
+    for node, rows in by_node.items():
+        first = rows[0]
+        states = [_NODE_STATES[s] for s in first.states if s in _NODE_STATES]
+        taints = [t for t in first.taints if not t.startswith(_CORDON_TAINT + ":") and not t.startswith(_CORDON_TAINT + "=")]
+        if "tainted" in first.states and taints:
+            states.append("tainted " + ", ".join(taints))
+        bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
+                                 free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
+                                 holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
+                                 wanting=len(r.wanting)) for r in rows)
+        pool = first.pool if first.pool != "-" else "(no pool label)"
+        pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars))
+    out = [Pool(name=name, nodes=tuple(nodes)) for name, nodes in pools.items()]
+    out.sort(key=lambda p: (p.name == "(no pool label)", p.name))
+    note = None
+    if occupancy.problems:
+        note = f"{len(occupancy.problems)} item(s) could not be read; the picture leaves them out: {_clip(occupancy.problems[0])}"
+    elif not out:
+        note = "no node offers or looks like it should offer an accelerator resource"
+    return out, note
+
+
+def _bar_states(r: Any) -> list[str]:
+    out = []
+    for s in r.states:
+        if s == "no-plugin":
+            out.append(f"no plugin: no {r.resource} in status.capacity" if r.capacity is None else f"no plugin: capacity {r.capacity}")
+        elif s == "allocatable-zero":
+            out.append(f"allocatable 0 of capacity {r.capacity}")
+        elif s == "overcommitted":
+            out.append(f"overcommitted: {r.used} used of {r.allocatable or 0} allocatable")
+        elif s == "usage-unknown":
+            out.append("usage unknown: a pod bound here could not be read")
+    return out
+
+
+__all__ = ["Header", "Holder", "NearNode", "NodeRow", "Pool", "ReportData", "ResourceBar", "SchedulerLines", "TargetRow",
+           "URGENCY_NOTE", "WordCount", "evidence_lines", "group_rows", "report_data", "summarise"]
