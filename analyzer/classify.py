@@ -14,6 +14,8 @@ from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import fit_evidence
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import TERMINATED, Cluster
+from analyzer.model.dra.allocate import Resolution
+from analyzer.rules import dra
 from analyzer.rules.case import Case
 from analyzer.rules.funnel import FunnelResult, PodFacts, UnreadableSpec, run_funnel, stages_as_data
 from analyzer.rules.intent import no_gpu_request
@@ -30,6 +32,31 @@ class _ShapeEvidence:
     fit: Fit | None = None
     rebuilt: str | None = None
     rebuilt_done: bool = False
+    devices: list[dict] | None = None  # per node, the device steps of the pod's claims
+
+
+MAX_DEVICE_NODES = 20
+
+
+def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
+    """What `cannot allocate all claims` hides: for the nodes the last stage judged (the candidates at that
+    stage, at most 20), each claim request's devices left after class, selectors, taints and free."""
+    claims = funnel.facts.claims
+    out = []
+    for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
+                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed if name in cluster.nodes_by_name]):
+        o = dra.outcome(claims, node, cluster)
+        if o is not None:
+            out.append(dra.outcome_evidence(o))
+        if len(out) >= MAX_DEVICE_NODES:
+            break
+    if not out:  # the last stage removed them all: show those
+        for name, _ in funnel.last.removed[:MAX_DEVICE_NODES]:
+            node = cluster.nodes_by_name.get(name)
+            o = dra.outcome(claims, node, cluster) if node is not None else None
+            if o is not None:
+                out.append(dra.outcome_evidence(o))
+    return out
 
 
 class Classifier:
@@ -59,6 +86,11 @@ class Classifier:
             if shape.fit is None:
                 shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
             fit = shape.fit
+        if shape is not None and case.claims is not None:
+            if shape.devices is None:
+                shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]
+            if shape.devices:
+                case.evidence["devices"] = shape.devices
         scheduler = self._scheduler(target, decision.word, case) if target.kind == "Pod" and target.spec is not None else None
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
                        funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler)
@@ -85,8 +117,8 @@ class Classifier:
         return Verdict(target=t, word=words.RUNNING, reason=f"{t.phase} on {t.node_name}{note}: not a scheduling problem",
                        evidence={"phase": t.phase, "nodeName": t.node_name})
 
-    def _funnel(self, spec: dict, pin: str) -> FunnelResult:
-        facts = PodFacts.of(spec, pin)
+    def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None) -> FunnelResult:
+        facts = PodFacts.of(spec, pin, claims)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:
             funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster)
@@ -107,8 +139,20 @@ class Classifier:
             event = c.scheduler_events.get((target.namespace, target.name))
             if event is not None and event.source != said.source:
                 sched["event"] = {"message": event.message, "source": event.source}
-        if c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED:
-            funnel = case.funnel if case.funnel is not None and not case.funnel.facts.pin else self._funnel(target.spec, "")
+        if word == words.NO_DEVICECLASS:
+            missing = case.evidence["missing_classes"][0]
+            # A PreFilter failure: no per-node count (seen on a real v1.36.2 scheduler, dra.md).
+            sched["rebuilt"] = (f"0/{len(c.nodes or ())} nodes are available: request {missing['request']}: "
+                                f"device class {missing['deviceClassName']} does not exist.")
+            if said is not None:
+                sched["comparison"] = scheduler_message.compare(said.message, sched["rebuilt"])
+        elif word == words.NO_RESOURCECLAIM:
+            sched["rebuilt"] = None
+            sched["comparison"] = ("the scheduler never queues a pod whose ResourceClaim or template is missing: "
+                                   "no PodScheduled condition and no event are expected")
+        elif c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED:
+            funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
+                      else self._funnel(target.spec, "", case.claims))
             shape = self._shape_evidence(funnel)
             if not shape.rebuilt_done:
                 shape.rebuilt = scheduler_message.rebuild(c, funnel.facts)

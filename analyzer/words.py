@@ -13,7 +13,10 @@ QUOTA_EXCEEDED = "quota-exceeded"
 NO_GPU_REQUEST = "no-gpu-request"
 SCHEDULING_GATED = "scheduling-gated"
 NODE_SIDE = "node-side"
+NO_RESOURCECLAIM = "no-resourceclaim"
+NO_DEVICECLASS = "no-deviceclass"
 SELECTOR_MISMATCH = "selector-mismatch"
+DEVICE_SELECTOR_MISMATCH = "device-selector-mismatch"
 CORDONED = "cordoned"
 UNTOLERATED_TAINT = "untolerated-taint"
 NO_GPU_NODE = "no-gpu-node"
@@ -48,19 +51,29 @@ ORDER: tuple[Word, ...] = (
          next_action="look at the controller that owns the gate (e.g. a queueing system)"),
     Word(word=NODE_SIDE, row=5, holds_when="`spec.nodeName` is set and the pod is still `Pending`",
          next_action="look at the node and its runtime"),
+    Word(word=NO_RESOURCECLAIM, row=6,
+         holds_when="a ResourceClaim the pod names, or the ResourceClaimTemplate it names (no claim generated), is not in the bundle",
+         next_action="create the claim or template, or fix the name"),
+    Word(word=NO_DEVICECLASS, row=7,
+         holds_when="a request of one of the pod's claims (or of its template) names a DeviceClass that is not in the bundle",
+         next_action="create the DeviceClass or fix the name"),
     Word(word=SELECTOR_MISMATCH, row=8, holds_when="no node satisfies nodeSelector together with required node affinity",
          next_action="fix the selector/affinity or the node labels"),
-    Word(word=NO_GPU_NODE, row=9, holds_when="no candidate advertises the requested extended resource at all",
+    Word(word=NO_GPU_NODE, row=9,
+         holds_when="no candidate advertises the requested extended resource at all, or no ResourceSlice offers a candidate any device of a claim's DeviceClass",
          next_action="restore what advertises the devices: the device plugin, or the DRA driver"),
+    Word(word=DEVICE_SELECTOR_MISMATCH, row=10,
+         holds_when="candidates offer devices of the class, but none can satisfy a claim even with every device free (CEL selectors, constraints)",
+         next_action="fix the claim's selectors, count or constraints (or the DeviceClass)"),
     Word(word=CORDONED, row=11, holds_when="every remaining candidate is excluded only because it is cordoned",
          next_action="uncordon, or wait for the maintenance"),
     Word(word=UNTOLERATED_TAINT, row=12,
-         holds_when="every remaining candidate has a NoSchedule/NoExecute taint (or cordon) the pod does not tolerate",
+         holds_when="every remaining candidate has a NoSchedule/NoExecute taint (or cordon) the pod does not tolerate, or every device that could serve a claim there has an untolerated device taint",
          next_action="add the toleration, or fix the taint"),
     Word(word=ALLOCATABLE_ZERO, row=13, holds_when="the candidates that report the resource all have allocatable 0 (capacity > 0)",
          next_action="repair the node (driver, validation)"),
     Word(word=EXHAUSTED, row=14,
-         holds_when="on every remaining candidate something is short once non-terminated pods are counted (too-large: even empty)",
+         holds_when="on every remaining candidate something is short once non-terminated pods are counted, or too few matching devices are unallocated (too-large: even empty)",
          next_action="wait for free slots, or add capacity"),
     Word(word=UNCLASSIFIED, row=15, holds_when="nothing above holds and the pod depends on something not modelled",
          next_action="read the scheduler's own message (quoted in the evidence)"),

@@ -62,8 +62,8 @@ LAB_ATTEMPT_WORDS = {
 # Every word of causes.md (version 2), spelled out in its order (a renamed constant must fail a test).
 ORDER_WORDS = (
     "no-runtimeclass", "quota-exceeded", "no-gpu-request", "scheduling-gated", "node-side",
-    "selector-mismatch", "no-gpu-node", "cordoned", "untolerated-taint", "allocatable-zero",
-    "exhausted", "unclassified", "fits-now",
+    "no-resourceclaim", "no-deviceclass", "selector-mismatch", "no-gpu-node", "device-selector-mismatch",
+    "cordoned", "untolerated-taint", "allocatable-zero", "exhausted", "unclassified", "fits-now",
 )
 EXTRA_WORDS = ("running", "insufficient-evidence")
 
@@ -439,6 +439,13 @@ def funnel_table(v) -> list[tuple[str, int, int, dict[str, str]]]:
     assert v.funnel is not None, f"{v.key} ({v.word}) has no funnel"
     return [(s["stage"], s["nodes_in"], s["nodes_out"], {n: g["reason"] for g in s["removed"] for n in g["nodes"]})
             for s in v.funnel]
+
+
+def stage_of(v, name: str) -> tuple[str, int, int, dict[str, str]]:
+    """One stage of a verdict's funnel, by name: (stage, nodes in, nodes out, {removed node: reason})."""
+    found = [row for row in funnel_table(v) if row[0] == name]
+    assert found, f"{v.key}: no stage {name!r} in {[row[0] for row in funnel_table(v)]}"
+    return found[0]
 
 
 def assert_funnel_consistent(v) -> None:

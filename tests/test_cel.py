@@ -1,4 +1,4 @@
-"""CEL device selectors (analyzer/dra/cel.py), on the devices and DeviceClass of the real
+"""CEL device selectors (analyzer/model/dra/cel.py), on the devices and DeviceClass of the real
 dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
 
 Kubernetes rules are cited from k8s.io/dynamic-resource-allocation/cel/compile.go (the `device`
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.dra.cel import (MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES, Device, DeviceError, Match,
+from analyzer.model.dra.cel import (MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES, Device, DeviceError, Match,
                               Quantity, Selectors, Unevaluable, Version, device_from_slice)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -322,7 +322,7 @@ HOSTILE = {
 HOSTILE_SCRIPT = textwrap.dedent("""
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-    from analyzer.dra.cel import Selectors, device_from_slice
+    from analyzer.model.dra.cel import Selectors, device_from_slice
     cases, raw = json.loads(sys.stdin.read())
     device = device_from_slice("gpu.example.com", raw)
     selectors = Selectors()

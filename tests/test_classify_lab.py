@@ -106,10 +106,9 @@ def test_words_output_is_exactly_one_line_per_target():
 
 
 def test_json_output_validates_against_verdicts_schema():
+    import jsonschema
+
     schema_path = SCHEMAS / "verdicts.schema.json"
-    if not schema_path.exists():
-        pytest.skip("schemas/verdicts.schema.json does not exist yet")
-    jsonschema = pytest.importorskip("jsonschema")
     proc = run_cli("analyze", LAB, "-o", "json", check=True)
     doc = json.loads(proc.stdout)
     jsonschema.Draft202012Validator(json.loads(schema_path.read_text())).validate(doc)
@@ -245,7 +244,8 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "lab/want-fits-now": "fits-now",
     }
     assert got == expected
-    assert set(got.values()) == set(ORDER_WORDS)
+    # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles.
+    assert set(got.values()) == set(ORDER_WORDS) - {"no-resourceclaim", "no-deviceclass", "device-selector-mismatch"}
 
 
 def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):
@@ -282,14 +282,13 @@ UNMODELLED = {
     "topology-spread": dict(topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
                                                         "whenUnsatisfiable": "DoNotSchedule",
                                                         "labelSelector": {"matchLabels": {"app": "trainer"}}}]),
-    "resource-claims": dict(resourceClaims=[{"name": "nic", "resourceClaimTemplateName": "rdma-nic"}]),
     "scheduler-name": dict(schedulerName="volcano"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(UNMODELLED) + ["host-port"])
 def test_unclassified_when_the_pod_depends_on_something_not_modelled(tmp_path, case):
-    # causes.md row 12: unbound PVCs, pod (anti-)affinity, topology spread, host ports, DRA claims,
+    # causes.md row 15: unbound PVCs, pod (anti-)affinity, topology spread, host ports,
     # a non-default schedulerName. The funnel says some node fits; the word must not claim fits-now.
     pod = gpu_pod("trainer-0", **UNMODELLED.get(case, {}))
     if case == "host-port":
@@ -395,3 +394,33 @@ def test_sealed_copy_answers_the_same(tmp_path):
     subprocess.run([sys.executable, str(REPO / "scripts" / "seal_bundle.py"), str(root)], check=True, capture_output=True)
     assert (root / "manifest.json").exists()
     assert dict(cli_words(root)) == {**LAB_WORDS, **LAB_ATTEMPT_WORDS}
+
+
+def test_verdicts_schema_names_exactly_the_words_and_stages():
+    from analyzer import words
+    from analyzer.rules.funnel import STAGES
+
+    text = (SCHEMAS / "verdicts.schema.json").read_text()
+    enums = [e for e in _enums(json.loads(text))]
+    assert list(words.VOCABULARY) in enums
+    assert [s.name for s in STAGES] in enums
+
+
+def _enums(node):
+    if isinstance(node, dict):
+        if "enum" in node:
+            yield node["enum"]
+        for v in node.values():
+            yield from _enums(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _enums(v)
+
+
+def test_a_pod_with_claims_in_a_bundle_without_the_dra_files_is_insufficient_evidence(tmp_path):
+    # causes.md "When the bundle cannot decide": an older collector, or a cluster that does not serve resource.k8s.io.
+    pod = gpu_pod("trainer-0", gpus=None, resourceClaims=[{"name": "nic", "resourceClaimTemplateName": "rdma-nic"}])
+    v = verdict(make_bundle(tmp_path, pods=[pod], nodes=[lab_node("gpu-ok")]), "lab/trainer-0")
+    assert v.word == "insufficient-evidence"
+    assert v.evidence["missing"] == "resourceclaims.json"
+    assert "resourceclaims.json is not in the bundle" in v.reason

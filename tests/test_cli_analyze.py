@@ -47,7 +47,7 @@ def test_json_is_a_list_of_verdicts_with_the_contract_fields():
             assert field in d
     ex = by_key["lab/exhausted"]
     assert ex["kind"] == "Pod"
-    assert [s["stage"] for s in ex["funnel"]] == ["selector", "advertised", "taints", "allocatable", "fit"]
+    assert [s["stage"] for s in ex["funnel"]] == ["selector", "advertised", "device-selectors", "taints", "allocatable", "fit"]
     assert ex["funnel"][0]["nodes_in"] == 4
     assert ex["scheduler_message"].startswith("0/4 nodes are available: 1 Insufficient nvidia.com/gpu")
     assert by_key["quota-lab/quota-exceeded"]["kind"] == "Attempt"

@@ -32,9 +32,9 @@ def test_only_gpu_node_tainted_beside_a_node_without_gpus_is_untolerated_taint(t
     v = verdict(root, "lab/no-gpu-node")
     assert v.word == "untolerated-taint"
     table = funnel_table(v)
-    assert [row[0] for row in table] == ["selector", "advertised", "taints"]
+    assert [row[0] for row in table] == ["selector", "advertised", "device-selectors", "taints"]
     assert table[1][3] == {"gpu-noplugin": "no nvidia.com/gpu in status.capacity"}
-    assert "nvidia.com/gpu=present:NoSchedule" in table[2][3]["gpu-tainted"]
+    assert "nvidia.com/gpu=present:NoSchedule" in table[3][3]["gpu-tainted"]
     # The scheduler's own order: it names the taint for the GPU node and Insufficient for the other.
     assert v.scheduler["rebuilt"] == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, "
                                       "1 node(s) had untolerated taint(s).")
@@ -45,7 +45,7 @@ def test_cordoned_gpu_node_beside_a_node_without_gpus_is_cordoned(tmp_path):
                                     "nodes": _only_nodes("gpu-ok", "gpu-noplugin", cordoned=("gpu-ok",))})
     v = verdict(root, "lab/exhausted")
     assert v.word == "cordoned"
-    assert [row[0] for row in funnel_table(v)] == ["selector", "advertised", "taints"]
+    assert [row[0] for row in funnel_table(v)] == ["selector", "advertised", "device-selectors", "taints"]
     assert v.scheduler["rebuilt"] == ("0/2 nodes are available: 1 Insufficient nvidia.com/gpu, "
                                       "1 node(s) were unschedulable.")
 

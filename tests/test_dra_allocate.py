@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from analyzer.dra.allocate import DraWorld, NodeOutcome, Resolution
-from analyzer.dra.views import build_views, pod_claims
-from analyzer.dra.cel import Selectors
+from analyzer.model.dra.allocate import DraWorld, NodeOutcome, Resolution
+from analyzer.model.dra.views import build_views, pod_claims
+from analyzer.model.dra.cel import Selectors
 
 BUNDLES = Path("/work/shared/bundles")
 NO_SLICE = BUNDLES / "dra-no-slice-v1.36"
@@ -221,7 +221,7 @@ def test_device_class_selectors_are_step_one():
 def test_unevaluable_expression_is_named():
     w = free_world()
     raw = not_generated(w)
-    # Optional field syntax: valid Kubernetes CEL that the library cannot parse (analyzer/dra/cel.py).
+    # Optional field syntax: valid Kubernetes CEL that the library cannot parse (analyzer/model/dra/cel.py).
     expression = 'device.attributes["gpu.example.com"].?model.orValue("") == "h100"'
     w.request["selectors"] = [{"cel": {"expression": expression}}]
     out = w.outcome(raw)

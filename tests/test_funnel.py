@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import (GPU_TAINT, analyse_dir, assert_funnel_consistent, bound_pod, cordon, funnel_table, gpu_node, gpu_pod,
+from conftest import (stage_of, GPU_TAINT, analyse_dir, assert_funnel_consistent, bound_pod, cordon, funnel_table, gpu_node, gpu_pod,
                       make_bundle, verdict)
 
 POOL = {"pool": "gpu"}
@@ -42,6 +42,7 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
     assert [(name, n_in, n_out, sorted(removed)) for name, n_in, n_out, removed in table] == [
         ("selector", 5, 4, ["cpu-only"]),
         ("advertised", 4, 3, ["gpu-noplugin-1"]),
+        ("device-selectors", 3, 3, []),
         ("taints", 3, 2, ["gpu-tainted-1"]),
         ("allocatable", 2, 1, ["gpu-alloczero-1"]),
         ("fit", 1, 0, ["gpu-full-1"]),
@@ -54,7 +55,7 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
     assert "nvidia.com/gpu: 0 free of 4 allocatable, 1 requested" in reasons["gpu-full-1"]
     # the same, as -o json shows it
     stages = v.to_dict()["funnel"]
-    assert [s["stage"] for s in stages] == ["selector", "advertised", "taints", "allocatable", "fit"]
+    assert [s["stage"] for s in stages] == ["selector", "advertised", "device-selectors", "taints", "allocatable", "fit"]
     assert {n for s in stages for r in s["removed"] for n in r["nodes"]} == {n["metadata"]["name"] for n in _mixed_nodes()}
 
 
@@ -123,7 +124,7 @@ def test_one_cordoned_one_tainted_is_untolerated_taint(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=nodes)
     v = verdict(root, "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    removed = funnel_table(v)[2][3]
+    removed = stage_of(v, "taints")[3]
     assert "cordoned" in removed["gpu-a"] and "nvidia.com/gpu=present:NoSchedule" in removed["gpu-b"]
 
 
@@ -157,7 +158,7 @@ def test_cordoned_node_that_passes_leaves_the_next_stage_to_decide(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0"), bound_pod("filler", "gpu-b", gpus=4)], nodes=nodes)
     v = verdict(root, "lab/trainer-0")
     assert v.word == "exhausted"
-    assert "gpu-a" in funnel_table(v)[2][3]
+    assert "gpu-a" in stage_of(v, "taints")[3]
 
 
 # -- taint effects --------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ def test_prefer_no_schedule_never_blocks(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=[node])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "fits-now"
-    assert funnel_table(v)[2][:3] == ("taints", 1, 1)
+    assert stage_of(v, "taints")[:3] == ("taints", 1, 1)
 
 
 def test_no_execute_taint_blocks(tmp_path):
@@ -184,7 +185,7 @@ def test_default_not_ready_tolerations_do_not_tolerate_a_gpu_taint(tmp_path):
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=[node])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    text = funnel_table(v)[2][3]["gpu-a"]
+    text = stage_of(v, "taints")[3]["gpu-a"]
     assert "nvidia.com/gpu" in text and "not-ready" not in text
 
 

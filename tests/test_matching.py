@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import GPU_TAINT, funnel_table, gpu_node, gpu_pod, lab_node, make_bundle, verdict
+from conftest import stage_of, GPU_TAINT, funnel_table, gpu_node, gpu_pod, lab_node, make_bundle, verdict
 
 # -- tolerations: the lab's gpu-tainted node (nvidia.com/gpu=present:NoSchedule) -------------------------
 
@@ -63,7 +63,7 @@ def test_every_taint_must_be_tolerated(tmp_path):
     pod["spec"]["tolerations"].append({"key": "nvidia.com/gpu", "operator": "Exists"})
     v = verdict(make_bundle(tmp_path, pods=[pod], nodes=[node]), "lab/trainer-0")
     assert v.word == "untolerated-taint"
-    reason = v.funnel[2]["removed"][0]["reason"]
+    reason = next(iter(stage_of(v, "taints")[3].values()))
     assert "example.com/drain=true:NoExecute" in reason and "nvidia.com/gpu" not in reason
 
 

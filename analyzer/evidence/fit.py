@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
+from analyzer.rules import dra
 from analyzer.rules.funnel import FunnelResult, PodFacts, shortages
 from analyzer.verdict import Fit
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
+DEVICES = "devices"  # a claim's devices short on the node (their steps are in the verdict's `devices` evidence)
 
 
 def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
@@ -16,9 +18,14 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
     rows = []
     free_sum: dict[str, int] = {}
     short_everywhere: set[str] | None = None
+    devices_too_large = True
     for node in funnel.fit_candidates:
         used = c.usage.get(node.name) or {}
         short = [s.resource for s in shortages(facts, node, c)]
+        devices = dra.outcome(facts.claims, node, c)
+        if devices is not None and devices.stage in ("free", "enough"):
+            short.append(DEVICES)
+            devices_too_large = devices_too_large and devices.too_large
         short_everywhere = set(short) if short_everywhere is None else short_everywhere & set(short)
         resources = {}
         for r in wanted:
@@ -31,10 +38,10 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
         # The pods holding what is short, largest first; capped per node, so a pod that is short of
         # memory on 5,000 nodes does not list every pod of the cluster.
         first = short[0] if short else None
-        holders = [h for h in c.pods_on.get(node.name, ()) if any(h.requests.get(r) for r in short)]
+        holders = [h for h in c.pods_on.get(node.name, ()) if any(h.requests.get(r) for r in short if r != DEVICES)]
         holders.sort(key=lambda h: -(h.requests.get(first, 0) if first else 0))
         used_by = [{"pod": h.key, "phase": h.phase,
-                    "requests": {r: format_units(r, h.requests[r]) for r in short if h.requests.get(r)}}
+                    "requests": {r: format_units(r, h.requests[r]) for r in short if r != DEVICES and h.requests.get(r)}}
                    for h in holders[:MAX_USED_BY]]
         row: dict = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
         if len(holders) > MAX_USED_BY:
@@ -47,7 +54,11 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
     # not fragmentation: waiting cannot help (too_large).
     fragmented = False
     too_large = []
+    if DEVICES in (short_everywhere or ()) and devices_too_large:
+        too_large.append(DEVICES)  # a claim asks more devices than any candidate has even when all are free
     for r in short_everywhere or ():
+        if r == DEVICES:
+            continue
         want = 1 if r == "pods" else facts.wants.get(r, 0)
         biggest = max((node.allocatable.get(r, 0) for node in funnel.fit_candidates), default=0)
         if biggest < want:

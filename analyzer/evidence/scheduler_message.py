@@ -81,7 +81,12 @@ def compare(recorded_message: str, rebuilt: str | None) -> str:
 
 
 def conflation_note(message: str, word: str) -> str | None:
-    """When the scheduler says `Insufficient X`, say what that one sentence hides."""
+    """When the scheduler says `Insufficient X` or `cannot allocate all claims`, say what that one sentence hides."""
+    if "cannot allocate all claims" in message:
+        return (f"the scheduler's 'cannot allocate all claims' is the same sentence for every device cause: no device "
+                f"of the class published (no-gpu-node), none matching the selectors (device-selector-mismatch), "
+                f"every matching device tainted (untolerated-taint) or allocated (exhausted), more asked than a node "
+                f"has (exhausted, too-large); the bundle says: {word}")
     if "Insufficient " not in message:
         return None
     return (f"the scheduler's 'Insufficient …' is the same sentence for three causes: the resource not advertised "

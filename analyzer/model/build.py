@@ -14,6 +14,7 @@ from fractions import Fraction
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
+from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
@@ -238,7 +239,11 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     if "runtimeclasses" in loaded.documents:
         rcs = {item["metadata"]["name"]: item for _, item in loaded.documents["runtimeclasses"].valid_items()}
     quotas, quota_problems = _quotas(loaded)
-    return Cluster(config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
+    dra = build_dra(loaded, nodes) if nodes is not None else None
+    if dra is not None:
+        findings.items.extend(dra.findings)
+    return Cluster(dra=dra, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+                   config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),

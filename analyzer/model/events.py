@@ -36,13 +36,15 @@ def event_time(e: dict) -> str:
     return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
 
 
-def scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
+def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[tuple[str, str], SchedulerSaid]:
+    """The latest event of this reason per pod: FailedScheduling (the scheduler's message) or
+    FailedResourceClaimCreation (the claim controller's, e.g. a quota refusing the pod's ResourceClaim)."""
     doc = loaded.documents.get("events")
     out: dict[tuple[str, str], tuple[str, SchedulerSaid]] = {}
     if doc is None:
         return {}
     for _, e in doc.valid_items():
-        if e.get("reason") != "FailedScheduling":
+        if e.get("reason") != reason:
             continue
         io = e.get("involvedObject") or {}
         if io.get("kind") != "Pod":
@@ -50,7 +52,8 @@ def scheduler_events(loaded: Loaded) -> dict[tuple[str, str], SchedulerSaid]:
         key = (str(io.get("namespace") or ""), str(io.get("name") or ""))
         t = event_time(e)
         if key not in out or t >= out[key][0]:
-            out[key] = (t, SchedulerSaid(message=str(e.get("message") or ""), source=f"FailedScheduling event at {t or 'unknown time'}", reason="FailedScheduling"))
+            out[key] = (t, SchedulerSaid(message=str(e.get("message") or ""), source=f"{reason} event at {t or 'unknown time'}",
+                                         reason=reason))
     return {k: v for k, (_, v) in out.items()}
 
 

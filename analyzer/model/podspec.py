@@ -226,8 +226,6 @@ def unmodelled(spec: dict) -> list[str]:
         for p in c.get("ports") or ():
             if p.get("hostPort"):
                 found.append(f"host port {p['hostPort']} in container {c.get('name')!r}")
-    if spec.get("resourceClaims"):
-        found.append("dynamic resource claims (spec.resourceClaims)")
     name = spec.get("schedulerName")
     if name and name != "default-scheduler":
         found.append(f"schedulerName {name!r} (not the default scheduler)")

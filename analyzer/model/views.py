@@ -7,11 +7,15 @@ views and indexes (usage per node, scheduler messages, quotas, RuntimeClasses).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from analyzer.bundle.validation import Violation
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.matching import Taint
 from analyzer.targets.target import Target
+
+if TYPE_CHECKING:
+    from analyzer.model.dra.world import Dra
 
 TERMINATED = ("Succeeded", "Failed")
 
@@ -91,6 +95,8 @@ class Cluster:
     quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
     node_problems: list[InvalidNode] = field(default_factory=list)  # nodes left out of the funnel
     asked: Target | None = None  # `why NS/NAME` of a pod that is not a target: kept whole, the only one
+    dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
+    claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
 
     @property
     def new_taint_wording(self) -> bool:

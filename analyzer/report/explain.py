@@ -27,7 +27,7 @@ def render(v: Verdict, out: TextIO) -> None:
     if v.funnel is not None:
         w(f"\nNode funnel ({v.funnel[0]['nodes_in']} node(s); first stage to leave none decides):\n")
         for stage in v.funnel:
-            w(f"  {stage['stage']:<12} {stage['nodes_in']:>5} -> {stage['nodes_out']}\n")
+            w(f"  {stage['stage']:<16} {stage['nodes_in']:>5} -> {stage['nodes_out']}\n")
             removed = [(node, group["reason"]) for group in stage["removed"] for node in group["nodes"]]
             for node, reason in removed[:MAX_REMOVED]:
                 w(f"      removed {node}: {reason}\n")
@@ -52,8 +52,24 @@ def render(v: Verdict, out: TextIO) -> None:
             w(f"  too large: it asks more {', '.join(fit.too_large)} than any candidate can ever offer; waiting will not help\n")
         if fit.fragmented:
             w("  fragmented: the free units summed over the candidates would cover the request, but no single node has enough\n")
-        elif not fit.too_large:
+        elif not fit.too_large and any(r != "devices" for row in fit.rows for r in row["short"]):
             w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
+    devices = v.evidence.get("devices") or []
+    if devices:
+        w("\nDevices per node, after each step of dra.md (what 'cannot allocate all claims' hides):\n")
+        for d in devices:
+            w(f"  {d['node']}: {d['stage']}" + (" (too large: not even an empty node has enough)" if d.get("too_large") else "")
+              + (f" — {d.get('unmodelled') or d.get('unevaluable')}" if d.get("unmodelled") or d.get("unevaluable") else "")
+              + "\n")
+            for r in d["requests"]:
+                left = r["left_after"]
+                w(f"    {r['from']} request {r['request']} (class {r['deviceClassName']}, needs {r['needed']}): "
+                  f"class {left.get('class', 0)} -> selectors {left.get('selectors', 0)} -> taints {left.get('taints', 0)} "
+                  f"-> free {left.get('free', 0)}\n")
+                for h in r["held_by"][:10]:
+                    w(f"      held: {h['device']} by claim {h['claim']}" + (f" ({', '.join(h['pods'])})" if h["pods"] else "") + "\n")
+                for e in r["cel_errors"][:3]:
+                    w(f"      CEL error on {e['device']}: {e['error']}\n")
     sched = v.scheduler or {}
     if sched:
         w("\nThe scheduler's own message (evidence only; the word never depends on it):\n")

@@ -9,6 +9,7 @@ from analyzer.model.views import Cluster
 from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
+    from analyzer.model.dra.allocate import Resolution
     from analyzer.rules.funnel import FunnelResult
 
 
@@ -20,8 +21,9 @@ class Case:
     target: Target
     cluster: Cluster
     spec: dict | None
-    funnel_of: Callable[[dict, str], "FunnelResult"]  # the funnel for (spec, pin), shared by pods of one shape
+    funnel_of: Callable[[dict, str, "Resolution | None"], "FunnelResult"]  # shared by pods of one shape
     evidence: dict = field(default_factory=dict)
+    claims: "Resolution | None" = None  # the pod's resource claims, resolved (set by the DRA rule)
     funnel: "FunnelResult | None" = None  # set by the funnel rule
 
 
@@ -29,3 +31,12 @@ class Case:
 class Decision:
     word: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reason:
+    """Why one node fails one check (a funnel stage's removed node)."""
+
+    check: str  # the check that failed (selector, node-name, cordon, taint, not-advertised, devices, fit, …)
+    text: str  # for a person
+    scheduler: tuple[str, ...] = ()  # what the scheduler writes for this node, when this is its first failure

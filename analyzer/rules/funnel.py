@@ -26,7 +26,9 @@ from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster, NodeView
-from analyzer.rules.case import Case, Decision
+from analyzer.model.dra.allocate import Resolution
+from analyzer.rules import dra
+from analyzer.rules.case import Case, Decision, Reason
 
 # The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
 UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable
@@ -59,12 +61,14 @@ class PodFacts:
     tolerations: tuple[Toleration, ...]
     requests: tuple[tuple[str, int], ...]
     pin: str = ""  # spec.nodeName of an attempt: the scheduler is bypassed, only that node counts
+    claims_shape: int = -1  # pods whose resource claims have the same shape share a funnel (model/dra)
     terms: list[dict] | None = field(default=None, compare=False)
+    claims: Resolution | None = field(default=None, compare=False)
     wants: dict[str, int] = field(default_factory=dict, compare=False)
     extended: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, spec: dict, pin: str = "") -> "PodFacts":
+    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None) -> "PodFacts":
         has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
                             .get("requiredDuringSchedulingIgnoredDuringExecution"))
         terms = required_terms(spec) if has_required else None
@@ -76,14 +80,8 @@ class PodFacts:
         requests = effective_requests(spec)
         return cls(node_selector=selector, affinity=affinity, tolerations=tolerations_of(spec),
                    requests=tuple(sorted(requests.items())), pin=pin, terms=terms, wants=requests,
-                   extended=tuple(extended_requested(requests)))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Reason:
-    check: str  # the check that failed (selector, node-name, cordon, taint, not-advertised, zero-allocatable, fit)
-    text: str  # for a person
-    scheduler: tuple[str, ...] = ()  # what the scheduler writes for this node, when this is its first failure
+                   extended=tuple(extended_requested(requests)), claims=claims,
+                   claims_shape=claims.shape_id if claims is not None else -1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,22 +148,32 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
     if cordon:
         return Reason(check="cordon",
                       text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
-    return None
+    return dra.device_taints(pod.claims, node, cluster)
 
 
 def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     # Capacity 0 counts as not advertised: when a device plugin goes away the kubelet keeps the
     # resource name with capacity 0, and the next action is the same: restore the device plugin.
-    missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0]
+    missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0 and not _served_by_dra(r, node, cluster)]
     if missing:
         texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
                  for r in missing]
         return Reason(check="not-advertised", text=", ".join(texts))
-    return None
+    return dra.no_devices(pod.claims, node, cluster)
+
+
+def _served_by_dra(resource: str, node: NodeView, cluster: Cluster) -> bool:
+    """An extended resource a DeviceClass serves on a node that does not advertise it (dra.md)."""
+    offer = dra.extended_offer(resource, node, cluster) if node.allocatable.get(resource, 0) == 0 else None
+    return offer is not None and offer.offered > 0
+
+
+def check_device_selectors(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return dra.device_selectors(pod.claims, node, cluster)
 
 
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0]
+    zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0 and not _served_by_dra(r, node, cluster)]
     if zero:
         return Reason(check="zero-allocatable",
                       text=", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
@@ -180,17 +188,20 @@ def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]
         want = 1 if r == "pods" else pod.wants.get(r, 0)
         if want <= 0:
             continue  # the scheduler checks only what the pod requests
-        alloc = node.allocatable.get(r, 0)
-        free = alloc - used.get(r, 0)
+        alloc, held = node.allocatable.get(r, 0), used.get(r, 0)
+        offer = dra.extended_offer(r, node, cluster) if alloc == 0 and r in pod.extended else None
+        if offer is not None:  # served by a DeviceClass's devices: count those (dra.md)
+            alloc, held = offer.offered, offer.offered - offer.free
+        free = alloc - held
         if free < want:
-            out.append(Shortage(resource=r, allocatable=alloc, used=used.get(r, 0), free=free, requested=want))
+            out.append(Shortage(resource=r, allocatable=alloc, used=held, free=free, requested=want))
     return out
 
 
 def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     short = shortages(pod, node, cluster)
     if not short:
-        return None
+        return dra.devices_free(pod.claims, node, cluster)
     return Reason(check="fit", text="; ".join(
         f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
         f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
@@ -199,8 +210,17 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
 
 # The scheduler's filters in its own order; each node reports only its first failure
 # (framework/runtime: the default plugin order). Used to rebuild its message.
+def check_claims(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The scheduler's DynamicResources filter: any device step that fails on this node."""
+    for check in (dra.no_devices, dra.device_selectors, dra.device_taints, dra.devices_free):
+        reason = check(pod.claims, node, cluster)
+        if reason is not None:
+            return reason
+    return None
+
+
 SCHEDULER_FILTERS: tuple[Callable[[PodFacts, NodeView, Cluster], Reason | None], ...] = (
-    check_cordon, check_node_name, check_taint, check_affinity, check_fit,
+    check_cordon, check_node_name, check_taint, check_affinity, check_fit, check_claims,
 )
 
 
@@ -216,10 +236,11 @@ class Stage:
     word_for: Callable[[list[Reason]], str] | None = None
 
 
-# causes.md v2: what the pod selects (8), what the node has (9), policy (11, 12), health (13), load (14).
+# causes.md v2: what the pod selects (8), what the node has (9, 10), policy (11, 12), health (13), load (14).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
     Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised),
+    Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors),
     Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),
     Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
     Stage(name="fit", word=words.EXHAUSTED, check=check_fit),
@@ -283,6 +304,7 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> Funnel
 _HEAD = {
     "selector": "no node matches nodeSelector/affinity (0 of {n})",
     "advertised": "no candidate ({n}) advertises the resource",
+    "device-selectors": "no candidate ({n}) can satisfy the claim even with every device free",
     "taints": "every candidate ({n}) is excluded by a taint or cordon",
     "allocatable": "every candidate ({n}) reports allocatable 0",
     "fit": "no candidate ({n}) has room",
@@ -325,7 +347,7 @@ def decide(case: Case) -> Decision | None:
         why = (f"cannot run the node funnel: {c.why_missing('nodes')}" if c.nodes is None
                else "nodes.json lists no usable node: nothing to judge the pod against")
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason=why)
-    funnel = case.funnel = case.funnel_of(case.spec or {}, "" if t.created else t.node_name)
+    funnel = case.funnel = case.funnel_of(case.spec or {}, "" if t.created else t.node_name, case.claims)
     facts = funnel.facts
     ev["requests"] = {r: format_units(r, v) for r, v in facts.requests if v}
     if funnel.word is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analyzer import words as w
-from analyzer.rules import admission, funnel, intent, readable, rest
+from analyzer.rules import admission, dra, funnel, intent, readable, rest
 from analyzer.rules.case import Case, Decision
 
 
@@ -28,11 +28,13 @@ class Rule:
 ORDER: tuple[Rule, ...] = (
     Rule(rows="", words=(w.INSUFFICIENT_EVIDENCE,), decide=readable.decide),
     Rule(rows="1-2", words=(w.NO_RUNTIMECLASS, w.QUOTA_EXCEEDED), decide=admission.decide),
+    Rule(rows="2", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
     Rule(rows="3", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
     Rule(rows="4", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     Rule(rows="5", words=(w.NODE_SIDE,), decide=intent.node_side),
-    Rule(rows="8-14", words=tuple(s.word for s in funnel.STAGES[:2]) + (w.CORDONED,) +
-         tuple(s.word for s in funnel.STAGES[2:]), decide=funnel.decide),
+    Rule(rows="6-7", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
+    Rule(rows="8-14", words=tuple(s.word for s in funnel.STAGES[:3]) + (w.CORDONED,) +
+         tuple(s.word for s in funnel.STAGES[3:]), decide=funnel.decide),
     Rule(rows="15-16", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )
 

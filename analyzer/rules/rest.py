@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer.model.podspec import unmodelled
+from analyzer.rules import dra
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.funnel import _names
 
@@ -13,6 +14,15 @@ def decide(case: Case) -> Decision:
     c, ev = case.cluster, case.evidence
     assert case.funnel is not None  # the funnel rule ran and left candidates
     fits = [n.name for n in case.funnel.fits]
+    if case.claims is not None:
+        # Nodes where a device or expression the model cannot judge decides: unknown, not "fits".
+        why = {n.name: dra.unknown(case.claims, n, c) for n in case.funnel.fits}
+        if all(why.values()):
+            ev["not_modelled"] = sorted(set(why.values()))[:10]  # type: ignore[type-var]
+            return Decision(word=words.UNCLASSIFIED,
+                            reason=f"{len(fits)} node(s) might fit, but the claims cannot be judged there: "
+                                   f"{next(iter(why.values()))}")
+        fits = [n for n in fits if not why[n]]
     unknown = [n for n in fits if n in c.unknown_usage]
     if unknown and len(unknown) == len(fits):
         ev["missing"] = c.unknown_usage[unknown[0]].file
