@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from analyzer import words
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import fit_evidence
+from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import TERMINATED, Cluster
 from analyzer.model.dra.allocate import Resolution
@@ -33,6 +34,7 @@ class _ShapeEvidence:
     rebuilt: str | None = None
     rebuilt_done: bool = False
     devices: list[dict] | None = None  # per node, the device steps of the pod's claims
+    nearest: dict | None = None  # the nodes one change away (evidence/nearest.py)
 
 
 MAX_DEVICE_NODES = 20
@@ -65,6 +67,8 @@ class Classifier:
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self._funnels: dict[PodFacts, FunnelResult] = {}
         self._evidence: dict[int, _ShapeEvidence] = {}
+        self._rebuilder = scheduler_message.Rebuilder(cluster)
+        self._nearest = Nearest(cluster)
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec, funnel_of=self._funnel)
@@ -86,6 +90,10 @@ class Classifier:
             if shape.fit is None:
                 shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
             fit = shape.fit
+        if shape is not None and funnel is not None and funnel.word is not None and decision.word == funnel.word:
+            if shape.nearest is None:
+                shape.nearest = self._nearest.of(funnel.facts)
+            case.evidence.update(shape.nearest)
         if shape is not None and case.claims is not None:
             if shape.devices is None:
                 shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]
@@ -127,7 +135,7 @@ class Classifier:
     def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
         shape = self._evidence.get(id(funnel))
         if shape is None:
-            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel))
+            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel, self.cluster.nodes or []))
         return shape
 
     def _scheduler(self, target: Target, word: str, case: Case) -> dict | None:
@@ -155,7 +163,7 @@ class Classifier:
                       else self._funnel(target.spec, "", case.claims))
             shape = self._shape_evidence(funnel)
             if not shape.rebuilt_done:
-                shape.rebuilt = scheduler_message.rebuild(c, funnel.facts)
+                shape.rebuilt = self._rebuilder.rebuild(funnel.facts)
                 shape.rebuilt_done = True
             sched["rebuilt"] = shape.rebuilt
             if said is not None:

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 
 from analyzer.model.views import Cluster, NodeView, SchedulerSaid
-from analyzer.rules.funnel import SCHEDULER_FILTERS, PodFacts
+from analyzer.rules.funnel import AFFINITY, SCHEDULER_FILTERS, PodFacts, check_cordon, check_taint
 from analyzer.targets.target import Target
 
 
@@ -43,7 +43,8 @@ def node_reasons(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, 
 
 
 def rebuild(cluster: Cluster, pod: PodFacts) -> str | None:
-    """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits."""
+    """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits.
+    (The straightforward definition; Rebuilder gives the same sentence without visiting every node per shape.)"""
     nodes = cluster.nodes or []
     counts: Counter[str] = Counter()
     for node in nodes:
@@ -51,8 +52,51 @@ def rebuild(cluster: Cluster, pod: PodFacts) -> str | None:
         if not reasons:
             return None
         counts.update(reasons)
-    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
-    return f"0/{len(nodes)} nodes are available: " + ", ".join(parts) + "."
+    return _sentence(len(nodes), counts)
+
+
+def _sentence(total: int, counts: Counter[str]) -> str:
+    parts = sorted(f"{n} {reason}" for reason, n in counts.items() if n)
+    return f"0/{total} nodes are available: " + ", ".join(parts) + "."
+
+
+class Rebuilder:
+    """The rebuilt message for many pod shapes at pods + nodes cost. A node the node index rules out for a pod
+    fails at the cordon or taint filter (which depend only on the tolerations) or else at node affinity; those
+    counts are made once per set of tolerations. Only the nodes the index cannot rule out are judged per pod."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._before_affinity: dict[tuple, tuple[list[tuple[str, ...]], Counter[str]]] = {}
+
+    def _base(self, pod: PodFacts) -> tuple[list[tuple[str, ...]], Counter[str]]:
+        key = pod.tolerations
+        found = self._before_affinity.get(key)
+        if found is None:
+            per_node: list[tuple[str, ...]] = []
+            counts: Counter[str] = Counter()
+            for node in self.cluster.nodes or []:
+                reason = check_cordon(pod, node, self.cluster) or check_taint(pod, node, self.cluster)
+                first = reason.scheduler if reason is not None else (AFFINITY,)
+                per_node.append(first)
+                counts.update(first)
+            found = self._before_affinity[key] = (per_node, counts)
+        return found
+
+    def rebuild(self, pod: PodFacts) -> str | None:
+        c = self.cluster
+        nodes = c.nodes or []
+        if pod.pin or c.node_index is None:
+            return rebuild(c, pod)
+        per_node, base = self._base(pod)
+        counts = Counter(base)
+        for i in c.node_index.possible(pod.node_selector, pod.terms, ""):
+            counts.subtract(per_node[i])
+            reasons = node_reasons(pod, nodes[i], c)
+            if not reasons:
+                return None
+            counts.update(reasons)
+        return _sentence(len(nodes), counts)
 
 
 def first_sentence(message: str) -> str:

@@ -16,6 +16,7 @@ from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
+    from analyzer.model.node_index import NodeIndex
 
 TERMINATED = ("Succeeded", "Failed")
 
@@ -95,6 +96,7 @@ class Cluster:
     quota_problems: dict[str, str] = field(default_factory=dict)  # namespace ("*": unknown) -> an invalid quota's finding
     node_problems: list[InvalidNode] = field(default_factory=list)  # nodes left out of the funnel
     asked: Target | None = None  # `why NS/NAME` of a pod that is not a target: kept whole, the only one
+    node_index: "NodeIndex | None" = None  # nodes by name and label for the selector stage (None without nodes)
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
 

@@ -54,6 +54,14 @@ def render(v: Verdict, out: TextIO) -> None:
             w("  fragmented: the free units summed over the candidates would cover the request, but no single node has enough\n")
         elif not fit.too_large and any(r != "devices" for row in fit.rows for r in row["short"]):
             w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
+    if "nearest" in v.evidence:
+        w("\nNearest nodes (one change away, whatever the word):\n")
+        for near in v.evidence["nearest"]:
+            w(f"  {near['node']}: {near['reason']}\n")
+        if v.evidence.get("nearest_more"):
+            w(f"  … and {v.evidence['nearest_more']} more\n")
+        if v.evidence.get("nearest_none"):
+            w(f"  {v.evidence['nearest_none']}\n")
     devices = v.evidence.get("devices") or []
     if devices:
         w("\nDevices per node, after each step of dra.md (what 'cannot allocate all claims' hides):\n")
@@ -92,5 +100,7 @@ def render(v: Verdict, out: TextIO) -> None:
     if v.evidence:
         w("\nEvidence:\n")
         for k, val in v.evidence.items():
+            if k in ("nearest", "nearest_more", "nearest_none", "devices"):
+                continue  # shown above
             text = val if isinstance(val, str) else orjson.dumps(val).decode()
             w(f"  {k}: {text}\n")

@@ -16,7 +16,7 @@ evidence prints each one: name, nodes in, nodes out, every removed node and why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 
@@ -252,11 +252,27 @@ class StageResult:
     name: str
     nodes_in: int
     kept: list[NodeView]
-    removed: list[tuple[str, Reason]]
+    removed: list[tuple[str, Reason]]  # each removed node judged one by one
+    # The selector stage only: every node the index rules out (not in `possible`) is removed for `bulk`,
+    # without a Reason object per node (5,000 pinned DaemonSet pods × 5,000 nodes would be 25 million).
+    bulk: Reason | None = None
+    possible: frozenset[int] = frozenset()
 
     @property
     def nodes_out(self) -> int:
         return len(self.kept)
+
+    def removed_nodes(self, nodes: list[NodeView]) -> Iterator[tuple[str, Reason]]:
+        """Every removed node with its reason, in the order of nodes.json."""
+        if self.bulk is None:
+            yield from self.removed
+            return
+        explicit = dict(self.removed)
+        for i, node in enumerate(nodes):
+            if i not in self.possible:
+                yield node.name, self.bulk
+            elif node.name in explicit:
+                yield node.name, explicit[node.name]
 
 
 @dataclass(kw_only=True)
@@ -275,11 +291,35 @@ class FunnelResult:
         return self.stages[-1]
 
 
+def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> StageResult:
+    """Row 8 through the node index: the exact check runs only on the nodes the index cannot rule out."""
+    index = cluster.node_index
+    possible = index.possible(pod.node_selector, pod.terms, pod.pin) if index is not None else frozenset(range(len(nodes)))
+    kept: list[NodeView] = []
+    removed: list[tuple[str, Reason]] = []
+    for i in sorted(possible):
+        node = nodes[i]
+        reason = check_selector(pod, node, cluster)
+        if reason is None:
+            kept.append(node)
+        else:
+            removed.append((node.name, reason))
+    bulk = None
+    if len(possible) < len(nodes):
+        bulk = (Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,)) if pod.pin
+                else Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
+                            scheduler=(AFFINITY,)))
+    return StageResult(name="selector", nodes_in=len(nodes), kept=kept, removed=removed, bulk=bulk, possible=possible)
+
+
 def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> FunnelResult:
-    candidates = nodes
-    results: list[StageResult] = []
+    first = _selector_stage(pod, nodes, cluster)
+    results: list[StageResult] = [first]
+    if not first.kept:
+        return FunnelResult(facts=pod, stages=results, word=STAGES[0].word)
+    candidates = first.kept
     fit_candidates: list[NodeView] = []
-    for stage in STAGES:
+    for stage in STAGES[1:]:
         if stage.name == "fit":
             fit_candidates = candidates
         kept: list[NodeView] = []
@@ -328,15 +368,15 @@ def funnel_reason(funnel: FunnelResult) -> str:
     return head + ": " + "; ".join(parts[:3])
 
 
-def stages_as_data(funnel: FunnelResult) -> list[dict]:
+def stages_as_data(funnel: FunnelResult, nodes: list[NodeView]) -> list[dict]:
     """Stage by stage; removed nodes grouped by their exact reason (every node named once)."""
     out = []
     for st in funnel.stages:
         groups: dict[str, list[str]] = {}
-        for node, reason in st.removed:
+        for node, reason in st.removed_nodes(nodes):
             groups.setdefault(reason.text, []).append(node)
         out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
-                    "removed": [{"reason": text, "nodes": nodes} for text, nodes in groups.items()]})
+                    "removed": [{"reason": text, "nodes": names} for text, names in groups.items()]})
     return out
 
 

@@ -1,0 +1,125 @@
+"""Nearest nodes (causes.md v2, Evidence): the nodes a pod fails on for exactly one reason, with that reason in
+words a person acts on. Whatever the word, that is the change that would let the pod run soonest.
+
+Every check runs on every node, not only the first failing one, but not for every pod shape: the checks that do
+not depend on the selector (advertised, device selectors, cordon/taints, allocatable, fit) are counted once per
+(tolerations, requests, claims) and node, and stop at two failures (only "none" and "exactly one" matter). Per
+pod shape only the nodes the node index cannot rule out are looked at again. A node that lacks the resource is
+one failure (restore the plugin), not three (advertised, allocatable and fit on the same resource).
+"""
+
+from __future__ import annotations
+
+from analyzer.model.quantity import format_units
+from analyzer.model.views import Cluster, NodeView
+from analyzer.rules import dra
+from analyzer.rules.case import Reason
+from analyzer.rules.funnel import (PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy,
+                                   check_selector, shortages)
+
+SHOWN = 5  # nearest nodes listed per pod; the rest are counted
+_ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,
+          "not-advertised": 3, "no-devices": 3, "device-selectors": 4, "device-constraints": 4, "selector": 5,
+          "node-name": 5, "claim-pinned": 5}
+
+
+def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str]) -> Reason | None:
+    """Fit, leaving out the resources an earlier failure already explains (absent or allocatable 0)."""
+    short = [s for s in shortages(pod, node, cluster) if s.resource not in skip]
+    if short:
+        s = short[0]
+        holders = sorted(((h.requests.get(s.resource, 0), h.key) for h in cluster.pods_on.get(node.name, ())
+                          if h.requests.get(s.resource)), reverse=True)
+        held = ", ".join(f"{key} holds {format_units(s.resource, units)}" for units, key in holders[:3])
+        more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
+        text = (f"only {format_units(s.resource, max(s.free, 0))} of {format_units(s.resource, s.allocatable)} "
+                f"{s.resource} free, {format_units(s.resource, s.requested)} asked"
+                + (f": {held}{more}" if held else "")
+                + (f" (and short of {', '.join(x.resource for x in short[1:])})" if len(short) > 1 else ""))
+        return Reason(check="fit", text=text)
+    devices = dra.devices_free(pod.claims, node, cluster)
+    return Reason(check="devices", text="only " + devices.text) if devices else None
+
+
+def failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
+    """The checks other than the selector that fail on this node (at most two: enough to tell 0, 1, more)."""
+    found: list[Reason] = []
+    explained: set[str] = set()
+    advertised = check_advertised(pod, node, cluster)
+    if advertised is not None:
+        found.append(Reason(check=advertised.check, text=f"only {advertised.text} (restore the device plugin or driver)"))
+        explained.update(pod.extended)
+    for check in (check_device_selectors, check_policy):
+        reason = check(pod, node, cluster)
+        if reason is not None:
+            text = reason.text.removeprefix("untolerated ")  # "only the taint k=v:NoSchedule"
+            found.append(Reason(check=reason.check, text=f"only the {text}" if reason.check in ("taint", "cordon")
+                                else f"only: {text}"))
+        if len(found) > 1:
+            return found
+    if advertised is None:
+        zero = check_allocatable(pod, node, cluster)
+        if zero is not None:
+            found.append(Reason(check=zero.check, text=f"only allocatable 0 ({zero.text}; repair the node)"))
+            explained.update(r for r in pod.extended if node.allocatable.get(r, 0) == 0)
+    if len(found) > 1:
+        return found
+    fit = _fit_reason(pod, node, cluster, explained)
+    if fit is not None:
+        found.append(fit)
+    return found
+
+
+def _selector_text(pod: PodFacts, node: NodeView) -> str:
+    if pod.pin and node.name != pod.pin:
+        return f"only spec.nodeName ({pod.pin})"
+    lacking = [f"{k}={v}" for k, v in pod.node_selector if node.labels.get(k) != v]
+    if lacking:
+        return "only the label " + ", ".join(lacking) + (" and the required node affinity" if pod.terms is not None else "")
+    return "only the required node affinity (its labels or name do not match)"
+
+
+class Nearest:
+    """Per cluster: caches the selector-independent failures per (resource key, node)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._failures: dict[tuple, list[list[Reason]]] = {}
+
+    def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
+        """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
+        key = (pod.tolerations, pod.requests, pod.claims_shape)
+        found = self._failures.get(key)
+        if found is None:
+            per_node = [failures(pod, n, self.cluster) for n in self.cluster.nodes or []]
+            found = self._failures[key] = (per_node, [i for i, f in enumerate(per_node) if not f])
+        return found
+
+    def of(self, pod: PodFacts) -> dict:
+        """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence.
+        Costs the nodes the index cannot rule out plus SHOWN, not every node, per pod shape."""
+        c = self.cluster
+        nodes = c.nodes or []
+        if not nodes or c.node_index is None:
+            return {}
+        per_node, zero = self._all(pod)
+        matching = {i for i in c.node_index.possible(pod.node_selector, pod.terms, pod.pin)
+                    if check_selector(pod, nodes[i], c) is None}
+        near = sorted(((_ORDER.get(per_node[i][0].check, 9), i, per_node[i][0].text) for i in matching
+                       if len(per_node[i]) == 1), key=lambda x: (x[0], x[1]))
+        # Nodes failing only the selector: every node with no other failure that the selector does not match.
+        selector_only = len(zero) - sum(1 for i in matching if not per_node[i])
+        shown = []
+        for i in zero:
+            if len(near) + len(shown) >= SHOWN:
+                break
+            if i not in matching:
+                shown.append((_ORDER["selector"], i, _selector_text(pod, nodes[i])))
+        near = near + shown
+        if not near:
+            return {"nearest": [], "nearest_none": "no node is one change away: every node fails two or more checks"}
+        total = len(near) - len(shown) + selector_only
+        out: dict = {"nearest": [{"node": nodes[i].name, "reason": text} for _, i, text in near[:SHOWN]]}
+        if total > SHOWN:
+            out["nearest_more"] = total - SHOWN
+        return out

@@ -1,0 +1,110 @@
+"""Nearest nodes (causes.md v2, Evidence) and the indexes that keep the funnel at pods + nodes.
+
+The nearest nodes are the nodes a pod fails on for exactly one reason. Computed once per shape with cached
+per-node checks; here checked against the lab's known answers and against a brute-force definition (every
+check on every node) on a generated bundle. The selector index and the message rebuilder are checked against
+their straightforward definitions too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from analyzer.classify import Classifier
+from analyzer.evidence.nearest import failures
+from analyzer.evidence.scheduler_message import Rebuilder, rebuild
+from analyzer.pipeline import Options, analyse
+from analyzer.rules.funnel import PodFacts, check_selector
+from conftest import copy_lab, verdict
+from helpers import LAB, REPO
+
+
+def test_lab_taint_is_one_taint_away_from_gpu_tainted():
+    v = verdict(LAB, "lab/taint")
+    assert v.evidence["nearest"] == [{"node": "gpu-tainted", "reason": "only the taint nvidia.com/gpu=present:NoSchedule"}]
+
+
+def test_lab_exhausted_is_nearest_to_gpu_ok_and_names_who_holds_it():
+    v = verdict(LAB, "lab/exhausted")
+    assert v.evidence["nearest"] == [{"node": "gpu-ok", "reason": "only 0 of 4 nvidia.com/gpu free, 1 asked: "
+                                                                   "lab/filler-a holds 3, lab/filler-b holds 1"}]
+
+
+def test_lab_no_gpu_node_and_allocatable_zero_are_one_repair_away():
+    assert verdict(LAB, "lab/no-gpu-node").evidence["nearest"][0]["node"] == "gpu-noplugin"
+    near = verdict(LAB, "lab/allocatable-zero").evidence["nearest"]
+    assert near[0]["node"] == "gpu-alloczero" and "allocatable 0" in near[0]["reason"]
+
+
+def test_a_pod_no_node_would_take_after_one_change_says_so():
+    v = verdict(LAB, "lab/selector-mismatch")
+    assert v.evidence["nearest"] == []
+    assert v.evidence["nearest_none"].startswith("no node is one change away")
+
+
+def test_a_node_failing_only_the_label_is_named_with_the_label(tmp_path):
+    # The lab's taint pod, tolerating the taint, asked to a pool label gpu-tainted lacks: one label away.
+    def edit(pods):
+        for p in pods:
+            if p["metadata"]["name"] == "taint":
+                p["spec"]["tolerations"].append({"key": "nvidia.com/gpu", "operator": "Exists"})
+                p["spec"]["nodeSelector"] = {"pool": "somewhere-else"}
+        return pods
+    v = verdict(copy_lab(tmp_path, edit={"pods": edit}), "lab/taint")
+    assert v.word == "selector-mismatch"
+    assert {"node": "gpu-tainted", "reason": "only the label pool=somewhere-else"} in v.evidence["nearest"]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gen") / "bundle"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", "60", "--pods", "1500",
+                    "--seed", "11", "--out", str(out)], check=True, capture_output=True)
+    return out
+
+
+def _facts(analysis):
+    for t in analysis.cluster.pod_targets:
+        if t.spec is not None and not t.node_name:
+            yield t, PodFacts.of(t.spec)
+
+
+def test_nearest_equals_every_check_on_every_node(generated):
+    analysis = analyse(generated, Options())
+    with analysis.bundle:
+        c = analysis.cluster
+        checked = 0
+        for v in analysis.verdicts:
+            if "nearest" not in v.evidence or v.target.kind != "Pod":
+                continue
+            facts = PodFacts.of(v.target.spec)
+            expected = []
+            for node in c.nodes:
+                fails = failures(facts, node, c) + ([check_selector(facts, node, c)] if check_selector(facts, node, c) else [])
+                if len(fails) == 1:
+                    expected.append(node.name)
+            shown = [n["node"] for n in v.evidence["nearest"]]
+            assert set(shown) <= set(expected), v.key
+            assert len(shown) + v.evidence.get("nearest_more", 0) == len(expected), v.key
+            checked += 1
+        assert checked > 20
+
+
+def test_indexed_selector_stage_and_rebuilder_equal_the_straightforward_scan(generated):
+    analysis = analyse(generated, Options())
+    with analysis.bundle:
+        c = analysis.cluster
+        clf = Classifier(c)
+        rebuilder = Rebuilder(c)
+        seen = 0
+        for t, facts in _facts(analysis):
+            funnel = clf._funnel(t.spec, "")
+            brute = [n.name for n in c.nodes if check_selector(facts, n, c) is None]
+            assert [n.name for n in funnel.stages[0].kept] == brute, t.key
+            assert sum(1 for _ in funnel.stages[0].removed_nodes(c.nodes)) == len(c.nodes) - len(brute)
+            assert rebuilder.rebuild(facts) == rebuild(c, facts), t.key
+            seen += 1
+        assert seen > 20
