@@ -109,7 +109,7 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
         if count > MAX_SHOWN:
             print(f"… {count - MAX_SHOWN} more")
         loaded = checked.loaded
-        files = len(loaded.documents) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
+        files = len(loaded.documents) + len(loaded.streamed) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
         if count:
             _say(f"gpu-triage: {count} violation(s) in {bundle}")
             return 1
