@@ -30,6 +30,10 @@ class Output(str, Enum):
     words = "words"
 
 
+class WhyOutput(str, Enum):
+    json = "json"
+
+
 def _say(line: str) -> None:
     from analyzer.report import printable
 
@@ -93,14 +97,20 @@ def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped
                    resources=tuple(resource or ()))
 
 
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress line on stderr (there is none in pipes anyway).")
+
+
 @app.command()
 def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-             engine: Optional[str] = typer.Option(None, help="jsonschema-rs (default) or jsonschema")) -> None:
+             engine: Optional[str] = typer.Option(None, help="jsonschema-rs (default) or jsonschema"),
+             quiet: bool = QuietOpt) -> None:
     """Check every file against its schema and the manifest's sizes and checksums."""
     def run() -> int:
         from analyzer.pipeline import validate_only
+        from analyzer.progress import ProgressLine
 
-        checked = validate_only(bundle, engine)
+        with ProgressLine.for_stderr(quiet=quiet) as line:
+            checked = validate_only(bundle, engine, progress=line.file)
         from analyzer.report import printable
 
         for v in checked.violations[:MAX_SHOWN]:
@@ -109,7 +119,7 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
         if count > MAX_SHOWN:
             print(f"… {count - MAX_SHOWN} more")
         loaded = checked.loaded
-        files = len(loaded.documents) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
+        files = len(loaded.documents) + len(loaded.streamed) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
         if count:
             _say(f"gpu-triage: {count} violation(s) in {bundle}")
             return 1
@@ -124,18 +134,28 @@ def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz
             namespace: Optional[List[str]] = typer.Option(None, "-n", "--namespace", help="Only targets in this namespace; repeatable."),
             manifest: Optional[List[Path]] = ManifestOpt,
             gpu_pod: Optional[List[str]] = GpuPodOpt,
-            resource: Optional[List[str]] = ResourceOpt) -> None:
+            resource: Optional[List[str]] = ResourceOpt,
+            quiet: bool = QuietOpt) -> None:
     """Validate, then give every Pending or node-less pod (and every refused manifest or owner) one cause word."""
     def run() -> int:
-        from analyzer.pipeline import analyse
+        from analyzer.pipeline import analyse, iter_verdicts
+        from analyzer.progress import ProgressLine
         from analyzer.report import renderers
 
-        analysis = analyse(bundle, _options(namespace, manifest, gpu_pod, resource))
-        with analysis.bundle:
-            renderers()[output.value](analysis.verdicts, sys.stdout)
-            sys.stdout.flush()
-            _report_problems(analysis)
-            return 2 if analysis.problem_count else 0
+        options = _options(namespace, manifest, gpu_pod, resource)
+        with ProgressLine.for_stderr(quiet=quiet) as line:
+            analysis = analyse(bundle, options, classify=False, progress=line.file)
+            with analysis.bundle:
+                if sys.stdout.isatty():
+                    line.close()  # the answer goes to the same terminal: no line drawn across it
+                targets = len(analysis.cluster.pod_targets) + len(analysis.extra)
+                verdicts = line.counted("classifying", iter_verdicts(analysis, namespaces=options.namespaces), targets)
+                # json and words are written as the verdicts come; the table needs them all for its widths.
+                renderers()[output.value](list(verdicts) if output is Output.table else verdicts, sys.stdout)
+                line.close()
+                sys.stdout.flush()
+                _report_problems(analysis)
+                return 2 if analysis.problem_count else 0
     _guard(run)
 
 
@@ -143,17 +163,24 @@ def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz
 def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
         pod: str = typer.Argument(..., help="NAMESPACE/NAME (an owner: NAMESPACE/KIND/NAME)"),
         explain: bool = typer.Option(False, "--explain", help="Print the evidence for a person."),
+        output: Optional[WhyOutput] = typer.Option(None, "-o", "--output",
+                                                   help="json: the verdict as `analyze -o json` gives it, with every node named"),
         manifest: Optional[List[Path]] = ManifestOpt,
         gpu_pod: Optional[List[str]] = GpuPodOpt,
-        resource: Optional[List[str]] = ResourceOpt) -> None:
+        resource: Optional[List[str]] = ResourceOpt,
+        quiet: bool = QuietOpt) -> None:
     """One pod in, one word out."""
     def run() -> int:
         from analyzer.classify import Classifier
         from analyzer.pipeline import analyse, split_key
+        from analyzer.progress import ProgressLine
         from analyzer.report import explain as explain_format
+        from analyzer.report import json_format
 
         keep = split_key(pod) if pod.count("/") == 1 else None
-        analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep)
+        with ProgressLine.for_stderr(quiet=quiet) as line:
+            analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep,
+                               progress=line.file)
         with analysis.bundle:
             clf = Classifier(analysis.cluster)
             verdict = None
@@ -164,7 +191,9 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
                 verdict = clf.ask(*keep)
             if verdict is None:
                 raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
-            if explain:
+            if output is WhyOutput.json:
+                json_format.render([verdict], sys.stdout, node_limit=None)  # one pod: every node named
+            elif explain:
                 explain_format.render(verdict, sys.stdout)
             else:
                 print(verdict.word)

@@ -11,15 +11,16 @@ import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from analyzer.bundle.reading import Bundle, open_bundle
+from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
-from analyzer.classify import classify_all
+from analyzer.classify import Classifier, classify_all
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.build import build_cluster
-from analyzer.model.views import Cluster
+from analyzer.model.build import PodsIndex, build_cluster
+from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
 from analyzer.targets.owners import owner_refusals
 from analyzer.targets.target import Target
@@ -107,16 +108,37 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     return kept
 
 
-def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None) -> Analysis:
+def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
+                  keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None
+                  ) -> tuple[Loaded, PodsIndex]:
+    """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
+    its slim record, a target's spec and status, and the pod `keep` names), events.json down to the
+    failures the readers use; the small kinds kept whole in `loaded.documents`."""
+    pods = PodsIndex(file="pods.json", findings=Findings(), keep=keep)
+    sinks = {"pods": pods, "events": KeepIf(wanted=_wanted_event)}
+    return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
+
+
+# model/events.py (the scheduler's messages) and targets/owners.py (refused owners) read only these.
+_EVENT_REASONS = frozenset(("FailedScheduling", "FailedCreate"))
+
+
+def _wanted_event(event: dict) -> bool:
+    return event.get("reason") in _EVENT_REASONS
+
+
+def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,
+            progress: Callable[[str], Progress | None] | None = None) -> Analysis:
     """Open, validate and classify. Raises BundleError (exit 2) when nothing can be answered.
-    `keep`: a pod asked about by name (`why`), kept whole even if it is not a target."""
+    `keep`: a pod asked about by name (`why`), kept whole even if it is not a target.
+    classify=False: `verdicts` stays empty; iter_verdicts() gives them one at a time (streamed output)."""
     config = options.config()
     given = manifest_attempts(list(options.manifests))
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            loaded = load_documents(bundle)
-            cluster = build_cluster(loaded, config, keep=keep)
+            loaded, pods = load_streamed(bundle, keep=keep, progress=progress)
+            cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = []
             extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_refusals(loaded)
@@ -146,15 +168,26 @@ class Checked:
         return self.loaded.violation_count + len(self.findings)
 
 
-def validate_only(path: str | Path, engine: str | None = None) -> Checked:
+def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
+    """classify_all's verdicts, in the same order, one at a time: the output is written as they come."""
+    clf = Classifier(analysis.cluster)
+    wanted = set(namespaces)
+    for t in list(analysis.cluster.pod_targets) + list(analysis.extra):
+        if not wanted or t.namespace in wanted:
+            yield clf.classify(t)
+
+
+def validate_only(path: str | Path, engine: str | None = None,
+                  progress: Callable[[str], Progress | None] | None = None) -> Checked:
     """Schemas, sizes and checksums, plus the findings only the model can make (duplicate pods and
     nodes, fractional extended resources, unusable quantities, attempts that hold no valid pod),
     so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
-        loaded = load_documents(bundle, engine=engine, strict=True)
-        cluster = build_cluster(loaded, AcceleratorConfig())
+        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress)
+        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods)
         return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 
 
-__all__ = ["Analysis", "BundleError", "Options", "UsageError", "Violation", "analyse", "split_key", "validate_only"]
+__all__ = ["Analysis", "BundleError", "Options", "UsageError", "Violation", "analyse", "iter_verdicts", "load_streamed",
+           "split_key", "validate_only"]

@@ -1,6 +1,6 @@
-"""Measure gpu-triage on one bundle: the floor, validate, analyze; seconds, ratio, peak RSS.
+"""Measure gpu-triage on one bundle: the floors, validate, analyze; seconds, ratio, peak RSS, output size.
 
-    python scripts/benchmark.py BUNDLE [--runs 3] [--output table|words|json]
+    python scripts/benchmark.py BUNDLE [--runs 3]
     python scripts/benchmark.py BUNDLE --collector [--collector-script PATH] [--runs 1]
 
 --collector measures the collector instead: scripts/collect.py run against the
@@ -8,9 +8,12 @@ stand-in kubectl (tests/fake_kubectl) replaying BUNDLE's files, writing into a
 temporary directory that is removed afterwards; once redacting (the default)
 and once with --no-redact. Peak RSS covers the collector and its kubectl.
 
-The floor is what no analyzer can beat: read every JSON file of the bundle and
-orjson.loads it with Python's garbage collector disabled, keeping the
-documents alive. Each measurement runs in a fresh process (so peak RSS is that
+The floor ("floor") is what a whole-document analyzer cannot beat: read every JSON file of the
+bundle and orjson.loads it with Python's garbage collector disabled, keeping the documents alive.
+The streaming floor ("stream") is what a streaming one cannot beat (issue 10): per file, msgspec
+splits the List into raw item slices, then every item is orjson.loads-ed, checked by jsonschema-rs
+is_valid against its kind's item schema, and only a few fields kept. Then `validate`,
+`analyze -o words` and `analyze -o json` (to a file: its size is shown). Each measurement runs in a fresh process (so peak RSS is that
 process's own, from wait4), several times; the median is printed. Figures are
 printed, never asserted: timing belongs here, not in the tests.
 """
@@ -43,10 +46,46 @@ os._exit(0)  # the floor is reading and parsing, not freeing it all at exit (the
 """
 
 
-def run(cmd: list[str]) -> tuple[float, int, int]:
-    """(seconds, peak RSS in bytes, exit status) of one child process."""
+STREAM_FLOOR = r"""
+import gc, sys, msgspec, orjson
+from pathlib import Path
+from analyzer.bundle.engines import SchemaSet
+gc.disable()
+root = Path(sys.argv[1])
+schemas = SchemaSet("jsonschema-rs")
+kept = []
+for p in sorted(root.glob("*.json")) + sorted(root.glob("attempts/*.json")):
+    with open(p, "rb") as fh:
+        data = fh.read()
+    split = schemas.split(p.stem) if p.parent == root and p.stem != "manifest" else None
+    top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+    if split is None or "items" not in top:
+        kept.append(orjson.loads(data))
+        continue
+    is_valid = split[1].is_valid
+    items = msgspec.json.decode(top.pop("items"), type=list[msgspec.Raw])
+    for i in range(len(items)):
+        item = orjson.loads(memoryview(items[i]))
+        items[i] = None
+        if is_valid(item):
+            meta = item.get("metadata") or {}
+            kept.append((meta.get("namespace"), meta.get("name"), (item.get("spec") or {}).get("nodeName"),
+                         (item.get("status") or {}).get("phase")))
+    del data, top, items
+import os
+os._exit(0)
+"""
+
+
+def run(cmd: list[str], out: Path | None = None) -> tuple[float, int, int]:
+    """(seconds, peak RSS in bytes, exit status) of one child process; its stdout to `out` if given."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sink = open(out, "wb") if out else subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, cwd=REPO)
+    finally:
+        if out:
+            sink.close()  # type: ignore[union-attr]
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -94,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--output", default="table", choices=["table", "words", "json"])
     ap.add_argument("--collector", action="store_true",
                     help="measure scripts/collect.py against the stand-in kubectl replaying BUNDLE")
     ap.add_argument("--collector-script", type=Path, default=REPO / "scripts" / "collect.py",
@@ -102,12 +140,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.collector:
         return bench_collector(args.bundle, args.collector_script, args.runs)
+    import tempfile
+
     py = sys.executable
+    b = str(args.bundle)
     steps = {
-        "floor": [py, "-c", FLOOR, str(args.bundle)],
-        "validate": [py, "-m", "analyzer", "validate", str(args.bundle)],
-        "analyze": [py, "-m", "analyzer", "analyze", str(args.bundle), "-o", args.output],
+        "floor": [py, "-c", FLOOR, b],
+        "stream": [py, "-c", STREAM_FLOOR, b],
+        "validate": [py, "-m", "analyzer", "validate", b],
+        "words": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
+        "json": [py, "-m", "analyzer", "analyze", b, "-o", "json"],
     }
+    json_out = Path(tempfile.mkdtemp(prefix="gpu-triage-bench-")) / "verdicts.json"
+    json_size = 0
     pods = args.bundle / "pods.json"
     size = pods.stat().st_size if pods.exists() else 0
     print(f"bundle   {args.bundle}  (pods.json {size / 1e6:,.0f} MB)")
@@ -120,16 +165,23 @@ def main(argv: list[str] | None = None) -> int:
     peaks: dict[str, list[int]] = {name: [] for name in steps}
     for _ in range(args.runs):
         for name, cmd in steps.items():
-            t, rss, status = run(cmd)
+            t, rss, status = run(cmd, json_out if name == "json" else None)
+            if name == "json":
+                json_size = json_out.stat().st_size
+                json_out.unlink()
             if status not in (0, 1, 2):
                 print(f"{name}: exit status {status}", file=sys.stderr)
             times[name].append(t)
             peaks[name].append(rss)
     results = {name: (statistics.median(times[name]), max(peaks[name])) for name in steps}
     floor_t, floor_rss = results["floor"]
+    json_out.parent.rmdir()
     print(f"{'step':<10}{'seconds':>9}{'x floor':>9}{'peak RSS':>12}{'x floor':>9}")
     for name, (t, rss) in results.items():
         print(f"{name:<10}{t:>9.2f}{t / floor_t:>9.2f}{rss / 2**30:>10.2f}GB{rss / floor_rss:>9.2f}")
+    print(f"\nanalyze -o json wrote {json_size / 1e6:,.1f} MB")
+    print("steps: floor = orjson.loads of every file, GC off; stream = msgspec split + orjson per item + is_valid;\n"
+          "       validate; words = analyze -o words; json = analyze -o json > file")
     return 0
 
 

@@ -110,8 +110,9 @@ def test_json_output_validates_against_verdicts_schema():
 
     schema_path = SCHEMAS / "verdicts.schema.json"
     proc = run_cli("analyze", LAB, "-o", "json", check=True)
-    doc = json.loads(proc.stdout)
-    jsonschema.Draft202012Validator(json.loads(schema_path.read_text())).validate(doc)
+    whole = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator(json.loads(schema_path.read_text())).validate(whole)
+    doc = whole["verdicts"]
     assert {f"{d['namespace']}/{d['name']}": d["word"] for d in doc} == {**LAB_WORDS, **LAB_ATTEMPT_WORDS}
     for d in doc:
         assert d["kind"] in ("Pod", "Attempt")

@@ -353,7 +353,7 @@ def test_one_invalid_pod_among_valid_ones(tmp_path: Path) -> None:
     r = _cli(tmp_path, "analyze", b, "-o", "json")
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stdout + r.stderr
-    verdicts = {f"{v['namespace']}/{v['name']}": v for v in json.loads(r.stdout)}
+    verdicts = {f"{v['namespace']}/{v['name']}": v for v in json.loads(r.stdout)["verdicts"]}
     assert {k: v["word"] for k, v in verdicts.items()} == {**LAB_WORDS, "lab/exhausted": "insufficient-evidence"}
     bad = verdicts["lab/exhausted"]
     assert bad["source"] == "pods.json $.items[1]"
@@ -370,10 +370,10 @@ def test_unreadable_optional_file_is_treated_as_missing(tmp_path: Path) -> None:
     (b / "events.json").write_bytes(data[:500])
     r = _cli(tmp_path, "analyze", b, "-o", "json")
     assert r.returncode == 2
-    assert {f"{v['namespace']}/{v['name']}": v["word"] for v in json.loads(r.stdout)} == LAB_WORDS
+    assert {f"{v['namespace']}/{v['name']}": v["word"] for v in json.loads(r.stdout)["verdicts"]} == LAB_WORDS
     assert "events.json: $: not JSON (truncated?)" in r.stderr
     # the scheduler's message still comes from the PodScheduled condition, which is in pods.json
-    exhausted = next(v for v in json.loads(r.stdout) if v["name"] == "exhausted")
+    exhausted = next(v for v in json.loads(r.stdout)["verdicts"] if v["name"] == "exhausted")
     assert exhausted["scheduler_message"].startswith("0/4 nodes are available")
 
 
@@ -384,7 +384,7 @@ def test_invalid_running_pod_makes_its_node_usage_unknown(tmp_path: Path) -> Non
     pod("filler-a", put("spec.containers[0].resources.requests.cpu", "lots"))(b)
     r = _cli(tmp_path, "analyze", b, "-o", "json")
     assert r.returncode == 2
-    verdicts = {f"{v['namespace']}/{v['name']}": v for v in json.loads(r.stdout)}
+    verdicts = {f"{v['namespace']}/{v['name']}": v for v in json.loads(r.stdout)["verdicts"]}
     assert {k: v["word"] for k, v in verdicts.items()} == {**LAB_WORDS, "lab/exhausted": "insufficient-evidence"}
     ev = verdicts["lab/exhausted"]["evidence"]
     assert ev["missing"] == "pods.json"

@@ -12,15 +12,15 @@ the test that proves both engines give the same findings.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator, Mapping
 
-from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
-from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, REQUIRED
+from analyzer.bundle.engines import SchemaSet, Violation, findings_of
+from analyzer.bundle.catalog import MANIFEST, NAMES, REQUIRED
 from analyzer.bundle.reading import Bundle, parse_json
+from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
+                                       stream_list)
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
@@ -36,9 +36,13 @@ class Document:
     items: list
     invalid: dict[int, list[Violation]] = field(default_factory=dict)
     single: bool = False  # the file held one object (kubectl get pod X -o json), wrapped here
+    # Set when only some items were kept (events: the failures readers use): items[i] was at positions[i].
+    positions: list[int] | None = None
 
     def item_path(self, index: int) -> str:
-        return "$" if self.single else f"$.items[{index}]"
+        if self.single:
+            return "$"
+        return f"$.items[{index if self.positions is None else self.positions[index]}]"
 
     def valid_items(self) -> Iterator[tuple[int, dict]]:
         invalid = self.invalid
@@ -60,6 +64,11 @@ class Loaded:
     version: dict | None = None
     attempts: list[tuple[str, dict]] = field(default_factory=list)  # (file, attempt document)
     engine: str = ""
+    streamed: dict[str, int] = field(default_factory=dict)  # kind -> item count, for kinds given to a sink (pods)
+
+    def has(self, kind: str) -> bool:
+        """Was this kind read (kept as a Document, or streamed to a sink)?"""
+        return kind in self.documents or kind in self.streamed
 
     def add(self, file: str, findings: list[tuple[str, str, str]]) -> list[Violation]:
         out = [Violation(file, p, e, f) for p, e, f in findings]
@@ -73,69 +82,72 @@ class Loaded:
         return self.missing.get(kind, f"{kind}.json is not in the bundle")
 
 
-class _Hasher(threading.Thread):
-    """sha256 of a large buffer on the other core while orjson parses it (hashlib releases the GIL)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(daemon=True)
-        self.data = data
-        self.digest = ""
-
-    def run(self) -> None:
-        self.digest = hashlib.sha256(self.data).hexdigest()
-
-
-def _check_entry(loaded: Loaded, rel: str, data: bytes, digest: str, index: tuple[str, int, dict] | None) -> None:
-    if index is None:
-        return
-    section, i, entry = index
-    base = f"$.{section}[{i}]"
-    if isinstance(entry.get("bytes"), int) and entry["bytes"] != len(data):
-        loaded.add(MANIFEST, [(base + ".bytes", f"{len(data)} (the size of {rel})", str(entry["bytes"]))])
-    if isinstance(entry.get("sha256"), str) and entry["sha256"] != digest:
-        loaded.add(MANIFEST, [(base + ".sha256", f"{digest} (the sha256 of {rel})", entry["sha256"])])
-
-
 def read_checked(loaded: Loaded, rel: str) -> object:
-    """Read one file, check it against the manifest's size and sha256, parse it."""
+    """Read one small file whole (version, attempts), check it against the manifest's size and sha256, parse it."""
     data = loaded.bundle.read_bytes(rel)
     index = loaded.bundle.entry_index(rel)
-    hasher = _Hasher(data) if index else None
-    if hasher:
-        hasher.start()
+    hasher = start_hash(data) if index else None
     try:
         doc = parse_json(data, rel)
     finally:
         if hasher:
             hasher.join()
     if hasher:
-        _check_entry(loaded, rel, data, hasher.digest, index)
-    del data
+        loaded.add(MANIFEST, manifest_findings(rel, len(data), hasher.digest, index))
     return doc
 
 
-def _load_list(loaded: Loaded, schemas: SchemaSet, kind: str, doc: object) -> Document:
-    file = f"{kind}.json"
-    envelope, item_check = schemas.split(kind)  # type: ignore[misc]
-    single_kind = BY_NAME[kind].item_kind
-    if isinstance(doc, dict) and doc.get("kind") == single_kind and "items" not in doc:
-        document = Document(kind, file, [doc], single=True)
-    else:
-        if not envelope.is_valid(doc):
-            found = findings_of(envelope, doc, ())
-            loaded.add(file, found)
-            raise BundleError(file, f"expected {found[0][1]}, found {found[0][2]}" if found else "not a kubectl List", found[0][0] if found else "$")
-        document = Document(kind, file, doc["items"])  # type: ignore[index]
-    is_valid = item_check.is_valid
-    for i, item in enumerate(document.items):
-        if not is_valid(item):
-            prefix: tuple = () if document.single else ("items", i)
-            document.invalid[i] = loaded.add(file, findings_of(item_check, item, prefix))
-    return document
+def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink | None,
+                 progress: Progress | None) -> Document | None:
+    """Read one List once, its items one at a time (bundle/streaming.py). With a caller's `sink` (pods)
+    nothing is kept here and None is returned; otherwise the items are kept as a Document (small kinds)."""
+    rel = f"{kind}.json"
+    data = loaded.bundle.read_bytes(rel)
+    index = loaded.bundle.entry_index(rel)
+    hasher = start_hash(data) if index else None
+    at, count_at = len(loaded.violations), loaded.violation_count
+    keep = KeepAll() if sink is None else None
+
+    def checked() -> None:
+        # The size and checksum findings come before the file's own findings, as when it was read whole.
+        if hasher is None:
+            return
+        hasher.join()
+        found = [Violation(MANIFEST, p, e, f) for p, e, f in manifest_findings(rel, len(data), hasher.digest, index)]
+        if found:
+            loaded.violation_count += len(found)
+            loaded.violations[at:at] = found
+            del loaded.violations[MAX_DETAILED:]
+
+    try:
+        streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
+                               add=loaded.add, progress=progress)
+    except UnreadableItem as exc:
+        del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
+        loaded.violation_count = count_at
+        raise BundleError(exc.file, exc.message, exc.path) from None
+    except EnvelopeError as exc:
+        checked()
+        raise BundleError(exc.file, exc.message, exc.path) from None
+    finally:
+        if hasher:
+            hasher.join()
+    checked()
+    del data
+    if sink is not None:
+        loaded.streamed[kind] = streamed.count
+        return None
+    return Document(kind, rel, keep.items, keep.invalid, single=streamed.single)  # type: ignore[union-attr]
 
 
-def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False) -> Loaded:
+def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
+                   sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None) -> Loaded:
     """Read, check and validate every file of the bundle that the analyzer uses.
+
+    Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
+    caller's sink (pods to model.build.PodsIndex) instead of being kept: such a kind is not in
+    `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
+    `progress(file)`: a callback (items done, total) for that file, or None.
 
     strict=True (validate): an unreadable file of any kind raises BundleError
     (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
@@ -171,9 +183,16 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
                 loaded.unreadable.append(problem)  # analyze goes on: funnel answers name the missing file
             continue
         try:
-            doc = read_checked(loaded, rel)
-            loaded.documents[kind] = _load_list(loaded, schemas, kind, doc)
-            del doc
+            sink = (sinks or {}).get(kind)
+            tick = progress(rel) if progress else None
+            if isinstance(sink, KeepIf):
+                _stream_kind(loaded, schemas, kind, sink, tick)
+                loaded.streamed.pop(kind, None)
+                loaded.documents[kind] = Document(kind, rel, sink.items, {}, positions=sink.positions)
+            else:
+                document = _stream_kind(loaded, schemas, kind, sink, tick)
+                if document is not None:
+                    loaded.documents[kind] = document
         except BundleError as exc:
             if strict or kind in REQUIRED:
                 raise

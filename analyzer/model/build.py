@@ -223,19 +223,26 @@ def _node_problems(loaded: Loaded, node_invalid: dict[int, list[Violation]]) -> 
     return out
 
 
-def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None) -> Cluster:
-    """The views, built once. `keep`: a pod asked about by name that may not be a target."""
+def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
+                  pods: PodsIndex | None = None) -> Cluster:
+    """The views, built once. `keep`: a pod asked about by name that may not be a target.
+    `pods`: the index pods.json was streamed into while loading (issue 10; its findings follow the
+    nodes' findings, as when pods were read here); without it, a pods Document is read here."""
     findings = Findings()
     nodes, node_invalid = build_nodes(loaded, findings)
-    doc = loaded.documents.get("pods")
-    pods = PodsIndex(file=doc.file if doc else "pods.json", findings=findings, keep=keep)
-    if doc is not None:
-        for i, item in enumerate(doc.items):
-            path = doc.item_path(i)
-            if i in doc.invalid:
-                pods.add_invalid(path, item, doc.invalid[i])
-            else:
-                pods.add(path, item)
+    if pods is not None:
+        findings.items.extend(pods.findings.items)
+        pods.findings = findings
+    else:
+        doc = loaded.documents.get("pods")
+        pods = PodsIndex(file=doc.file if doc else "pods.json", findings=findings, keep=keep)
+        if doc is not None:
+            for i, item in enumerate(doc.items):
+                path = doc.item_path(i)
+                if i in doc.invalid:
+                    pods.add_invalid(path, item, doc.invalid[i])
+                else:
+                    pods.add(path, item)
     rcs = None
     if "runtimeclasses" in loaded.documents:
         rcs = {item["metadata"]["name"]: item for _, item in loaded.documents["runtimeclasses"].valid_items()}

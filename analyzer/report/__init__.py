@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+from typing import Callable, Iterable, TextIO
 
 from analyzer.verdict import Verdict
 
-Renderer = Callable[[list[Verdict], TextIO], None]
+Renderer = Callable[[Iterable[Verdict], TextIO], None]  # json and words stream; table takes a list
 
 # Names come from strangers' bundles: a pod named "a\tfits-now\nlab/b" must not forge a line of
 # `-o words`, and ESC sequences must not reach a terminal. Kubernetes names never hold these.

@@ -1,13 +1,28 @@
-"""`-o json`: a list of verdicts, as schemas/verdicts.schema.json describes."""
+"""`-o json`: one JSON document, written verdict by verdict as they are produced (issue 10).
+
+Shape (schemas/verdicts.schema.json):
+
+    {"verdicts": [ {..., "funnel": "f1", "fit": "f1", ...}, ... ],
+     "funnels": {"f1": [ {"stage", "nodes_in", "nodes_out", "removed": [{"reason", "count", "nodes", "more"}]} ]},
+     "fits": {"f1": {"rows": [...], "fragmented": bool, "too_large": [...]}}}
+
+Pods of one shape share one funnel (classify.py builds it once per shape), so each distinct funnel and
+fit is written once, after the verdicts that name it; a verdict's "funnel"/"fit" is that id or null.
+Removed nodes are grouped by reason with their count and at most `node_limit` names (20 for
+`analyze`; every name for `why -o json`), "more" saying how many are not named. The verdicts array
+is written as it goes: only the distinct funnels (already held by the classifier) wait for the end.
+"""
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Iterable, TextIO
 
 import orjson
 
 from analyzer.verdict import Verdict
 from analyzer.report import printable
+
+NODE_LIMIT = 20  # names per removed-nodes group in `analyze -o json`
 
 
 def _clean(node: object) -> object:
@@ -21,17 +36,82 @@ def _clean(node: object) -> object:
     return node
 
 
-def _dump(v: Verdict) -> bytes:
-    d = v.to_dict()
+def _dumps(d: object) -> str:
     try:
-        return orjson.dumps(d, option=orjson.OPT_INDENT_2)
+        return orjson.dumps(d, option=orjson.OPT_INDENT_2).decode()
     except orjson.JSONEncodeError:
-        return orjson.dumps(_clean(d), option=orjson.OPT_INDENT_2)
+        return orjson.dumps(_clean(d), option=orjson.OPT_INDENT_2).decode()
 
 
-def render(verdicts: list[Verdict], out: TextIO) -> None:
-    out.write("[")
-    for i, v in enumerate(verdicts):
-        out.write(",\n" if i else "\n")
-        out.write(_dump(v).decode())
-    out.write("\n]\n" if verdicts else "]\n")
+def _indent(text: str, by: str) -> str:
+    return text.replace("\n", "\n" + by)
+
+
+def grouped_stages(stages: list[dict], node_limit: int | None) -> list[dict]:
+    """A funnel's stages with each removed-nodes group counted and cut to `node_limit` names (None: all)."""
+    out = []
+    for st in stages:
+        removed = []
+        for group in st["removed"]:
+            nodes = group["nodes"]
+            shown = nodes if node_limit is None else nodes[:node_limit]
+            removed.append({"reason": group["reason"], "count": len(nodes), "nodes": shown, "more": len(nodes) - len(shown)})
+        out.append({**st, "removed": removed})
+    return out
+
+
+class JsonWriter:
+    """Write verdicts into one JSON document as they come; close() writes the shared funnels and fits."""
+
+    def __init__(self, out: TextIO, *, node_limit: int | None = NODE_LIMIT) -> None:
+        self.out = out
+        self.node_limit = node_limit
+        self.count = 0
+        # id(shared object) -> (its id in the document, the object): the object is held here so its
+        # id() cannot be reused by another funnel while the document is being written.
+        self._funnels: dict[int, tuple[str, list[dict]]] = {}
+        self._fits: dict[int, tuple[str, dict, object]] = {}
+        out.write('{\n  "verdicts": [')
+
+    def _funnel_id(self, stages: list[dict] | None) -> str | None:
+        if stages is None:
+            return None
+        known = self._funnels.get(id(stages))
+        if known is None:
+            known = self._funnels[id(stages)] = (f"f{len(self._funnels) + 1}", stages)
+        return known[0]
+
+    def _fit_id(self, v: Verdict) -> str | None:
+        fit = v.fit
+        if fit is None:
+            return None
+        known = self._fits.get(id(fit))
+        if known is None:
+            fit_doc = {"rows": fit.rows, "fragmented": fit.fragmented, "too_large": fit.too_large}
+            known = self._fits[id(fit)] = (f"f{len(self._fits) + 1}", fit_doc, fit)
+        return known[0]
+
+    def write(self, v: Verdict) -> None:
+        d = v.to_dict()
+        d["funnel"] = self._funnel_id(v.funnel)
+        d["fit"] = self._fit_id(v)
+        del d["fragmented"], d["too_large"]  # in the fit they belong to
+        self.out.write(",\n    " if self.count else "\n    ")
+        self.out.write(_indent(_dumps(d), "    "))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n  ],\n" if self.count else "],\n")
+        self.out.write('  "funnels": ')
+        funnels = {fid: grouped_stages(stages, self.node_limit) for fid, stages in self._funnels.values()}
+        self.out.write(_indent(_dumps(funnels), "  "))
+        self.out.write(',\n  "fits": ')
+        self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc, _ in self._fits.values()}), "  "))
+        self.out.write("\n}\n")
+
+
+def render(verdicts: Iterable[Verdict], out: TextIO, *, node_limit: int | None = NODE_LIMIT) -> None:
+    writer = JsonWriter(out, node_limit=node_limit)
+    for v in verdicts:
+        writer.write(v)
+    writer.close()

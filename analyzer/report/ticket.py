@@ -380,7 +380,7 @@ def _occupancy(analysis: "Analysis") -> Any:
 
     c = analysis.cluster
     nodes_doc = analysis.loaded.documents.get("nodes")
-    if nodes_doc is None or "pods" not in analysis.loaded.documents:
+    if nodes_doc is None or not analysis.loaded.has("pods"):
         return None
     problems: list[str] = []
     facts = []

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from analyzer.verdict import Verdict
 from analyzer.report import printable
 
 
-def render(verdicts: list[Verdict], out: TextIO) -> None:
+def render(verdicts: Iterable[Verdict], out: TextIO) -> None:
+    # Written as the verdicts come (issue 10): nothing is held.
     for v in verdicts:
         out.write(f"{printable(v.key)}\t{v.word}\n")
