@@ -474,3 +474,48 @@ def test_deployment_attempt_whose_pods_use_a_template_is_judged_like_its_pods(tm
 def test_words_output_lists_every_dra_pod(tmp_path):
     root = no_slice().write(tmp_path)
     assert words_of(root) == {"lab/no-slice": "no-gpu-node"}
+
+
+# ---- hostile CEL and unreadable DRA objects: clear answers, never a traceback -----------------------------------
+
+@pytest.mark.parametrize("where", ["class", "claim"])
+@pytest.mark.parametrize("name, needle", [
+    ("huge", "over the 10240 Kubernetes allows"),
+    ("nested-2000-deep", "brackets nest deeper than 50"),
+    ("nested-macros", "is nested inside another one"),
+    ("macro-on-huge-list", "is nested inside another one"),
+])
+def test_hostile_cel_is_refused_and_the_pod_answers_unclassified_naming_it(tmp_path, where, name, needle):
+    # Bounds like the API server's (apiserver/pkg/cel/limits.go; resource validation's CEL cost limit): the
+    # expression is refused before the library parses it (model/dra/cel.py).
+    from hostile.corpus import DRA_HOSTILE_CEL
+    expression = DRA_HOSTILE_CEL[name]
+    b = waiter_alone()
+    if where == "class":
+        b.device_class["spec"]["selectors"].append({"cel": {"expression": expression}})
+    else:
+        select(b, expression)
+    root = b.write(tmp_path)
+    proc = run_cli("why", root, WAITER, "--explain")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stdout.startswith("lab/waiter: unclassified")
+    assert needle in proc.stdout
+    assert "cannot be evaluated" in proc.stdout and expression[:40] in proc.stdout
+    assert len(proc.stdout) < 20_000  # a 1.6 MB expression is named, not printed whole
+
+
+@pytest.mark.parametrize("selectors, path", [
+    ("x", "$.items[0].spec.selectors: expected an array"),
+    ([{"cel": {"expression": 5}}], "$.items[0].spec.selectors[0].cel.expression: expected a non-empty string"),
+])
+def test_an_unreadable_device_class_is_insufficient_evidence_not_no_selectors(tmp_path, selectors, path):
+    # A string where the selectors belong must not read as "no selectors" (every device matching: fits-now).
+    b = waiter_alone()
+    b.device_class["spec"]["selectors"] = selectors
+    root = b.write(tmp_path)
+    v = verdict(root, WAITER)
+    assert v.word == "insufficient-evidence"
+    assert v.evidence["missing"] == "deviceclasses.json"
+    assert f"deviceclasses.json: {path}" in v.reason
+    assert cli_words(root, status=2) == [("lab/waiter", "insufficient-evidence")]
