@@ -1946,6 +1946,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--truth", type=Path, help="write the intended cause word per target here (TSV, sorted)")
     ap.add_argument("--pending-percent", type=float, default=3.0, help="share of pods that are pending targets (default 3)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -1963,6 +1964,9 @@ def main(argv: list[str] | None = None) -> int:
     tmp.mkdir(parents=True)
     try:
         Writer(gen, tmp).write_all()
+        if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are
+            from generate_dra import add_dra
+            gen.truth.update(add_dra(tmp, args.seed))
         if out.exists():
             shutil.rmtree(out)
         os.rename(tmp, out)
