@@ -20,9 +20,10 @@ from analyzer.classify import Classifier, classify_all
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.build import PodsIndex, build_cluster
+from analyzer.model.events import EVENT_REASONS
 from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
-from analyzer.targets.owners import owner_refusals
+from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
 from analyzer.targets.target import Target
 from analyzer.verdict import Verdict
 
@@ -119,8 +120,8 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
 
 
-# model/events.py (the scheduler's messages) and targets/owners.py (refused owners) read only these.
-_EVENT_REASONS = frozenset(("FailedScheduling", "FailedCreate"))
+# Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).
+_EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS)
 
 
 def _wanted_event(event: dict) -> bool:

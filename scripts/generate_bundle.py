@@ -2001,6 +2001,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--stuck-daemonset", action="store_true",
                     help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields (issue 10's cliff)")
+    ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -2020,6 +2021,9 @@ def main(argv: list[str] | None = None) -> int:
         Writer(gen, tmp).write_all()
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
+        if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are
+            from generate_dra import add_dra
+            gen.truth.update(add_dra(tmp, args.seed))
         if out.exists():
             shutil.rmtree(out)
         os.rename(tmp, out)

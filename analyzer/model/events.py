@@ -36,6 +36,10 @@ def event_time(e: dict) -> str:
     return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
 
 
+# The events read here: the scheduler's message, and the claim controller's refusal (a claim over quota).
+EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreation")
+
+
 def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[tuple[str, str], SchedulerSaid]:
     """The latest event of this reason per pod: FailedScheduling (the scheduler's message) or
     FailedResourceClaimCreation (the claim controller's, e.g. a quota refusing the pod's ResourceClaim)."""

@@ -24,6 +24,16 @@ NOT_AVAILABLE = "resourceclaim not available on the node"  # an allocated claim 
 UNKNOWN_STAGES = ("unmodelled", "unevaluable")
 
 
+SHOWN = 120  # characters of an expression shown in a reason or the evidence: bundles are untrusted, a 1 MB one is named
+
+
+def shown(expression: str) -> str:
+    """An expression as the reason and the evidence quote it: whole when short, else its start and its size."""
+    if len(expression) <= SHOWN:
+        return expression
+    return f"{expression[:SHOWN]}… ({len(expression)} characters)"
+
+
 def claims_of(case: Case):  # -> PodClaims | None
     t = case.target
     spec = case.spec if isinstance(case.spec, dict) else {}
@@ -55,7 +65,7 @@ def claims_exist(case: Case) -> Decision | None:
         kind, why = next(iter(dra.missing.items()))
         ev["missing"] = f"{kind}.json"
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason=f"the pod has resource claims, but {why}")
-    res = case.claims = dra.world.resolve(pc)
+    res = dra.world.resolve(pc)
     ev["claims"] = _claims_evidence(res)
     if res.unreadable:
         first = res.unreadable[0]
@@ -76,6 +86,9 @@ def claims_exist(case: Case) -> Decision | None:
         return Decision(word=words.NO_DEVICECLASS,
                         reason=f"{m.owner} request {m.request!r} names DeviceClass {m.device_class!r}, "
                                f"which is not in deviceclasses.json")
+    # Only a complete resolution goes on to the funnel (DraWorld.evaluate refuses the others): set it last, so
+    # the scheduler-message rebuild of an insufficient-evidence pod never evaluates an incomplete one.
+    case.claims = res
     return None
 
 
@@ -159,7 +172,7 @@ def unknown(claims: Resolution | None, node: NodeView, cluster: Cluster) -> str 
     if o is None or o.stage not in UNKNOWN_STAGES:
         return None
     if o.stage == "unevaluable":
-        return f"CEL expression {o.unevaluable!r} cannot be evaluated ({o.unevaluable_why})"
+        return f"CEL expression {shown(o.unevaluable)!r} cannot be evaluated ({o.unevaluable_why})"
     return f"not modelled: {o.unmodelled}"
 
 
@@ -169,13 +182,13 @@ def outcome_evidence(o: NodeOutcome) -> dict:
         {"from": r.owner, "request": r.request, "deviceClassName": r.device_class, "needed": r.needed,
          "left_after": dict(r.left), "chosen": list(r.chosen),
          "held_by": [{"device": h.device, "claim": h.claim, "pods": list(h.pods)} for h in r.holders[:20]],
-         "cel_errors": [{"device": e.device, "expression": e.expression, "error": e.error} for e in r.cel_errors[:5]]}
+         "cel_errors": [{"device": e.device, "expression": shown(e.expression), "error": e.error} for e in r.cel_errors[:5]]}
         for r in o.requests]}
     if o.too_large:
         out["too_large"] = True
     for k in ("pinned_by", "unmodelled", "unevaluable"):
         if getattr(o, k):
-            out[k] = getattr(o, k)
+            out[k] = shown(getattr(o, k)) if k == "unevaluable" else getattr(o, k)
     return out
 
 

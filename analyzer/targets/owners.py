@@ -8,6 +8,7 @@ from analyzer.model.events import event_time
 from analyzer.targets.server_text import text_from_event
 from analyzer.targets.target import Target
 
+OWNER_EVENT_REASONS: tuple[str, ...] = ("FailedCreate",)
 OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
 
 
@@ -24,7 +25,7 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
     latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
     counts: dict[tuple[str, str, str], int] = {}
     for _, e in doc.valid_items():
-        if e.get("reason") != "FailedCreate":
+        if e.get("reason") not in OWNER_EVENT_REASONS:
             continue
         io = e.get("involvedObject") or {}
         kind = io.get("kind")

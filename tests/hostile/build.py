@@ -218,6 +218,37 @@ def bundle(*steps: Step, manifest: bool = True) -> Callable[[Path], Path]:
     return build
 
 
+# -- DRA bundles (shared/bundles/dra-exhausted-v1.36, real v1.36.2 objects; no manifest.json) ------------
+
+DRA = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
+DRA_WORDS = {"lab/holder-1": "node-side", "lab/holder-2": "node-side", "lab/waiter": "exhausted"}
+DRA_WAITER_CLAIM = 2  # resourceclaims.json $.items[2]: lab/waiter-gpu-2p5g6, the claim the waiter is judged on
+
+
+def dra_bundle(*steps: Step) -> Callable[[Path], Path]:
+    """A builder: copy the recorded DRA bundle (its JSON files only) into dest, apply the steps."""
+    def build(dest: Path) -> Path:
+        root = dest / "bundle"
+        shutil.copytree(DRA, root, ignore=shutil.ignore_patterns("manifests", "summary.txt"))
+        for p in root.rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        for s in steps:
+            s(root)
+        return root
+    return build
+
+
+def cel_selector(where: str, expression: str) -> Step:
+    """Add a CEL selector to the DeviceClass (`class`) or to the waiter's claim request (`claim`)."""
+    def change(doc: dict) -> None:
+        if where == "class":
+            target = doc["items"][0]["spec"]
+        else:
+            target = doc["items"][DRA_WAITER_CLAIM]["spec"]["devices"]["requests"][0]["exactly"]
+        target.setdefault("selectors", []).append({"cel": {"expression": expression}})
+    return edit("deviceclasses.json" if where == "class" else "resourceclaims.json", change, seal=False)
+
+
 # -- generated content -----------------------------------------------------------------------
 
 def deep_json(depth: int, leaf: str = "0") -> bytes:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hostile.build import (ATTEMPT_41, ATTEMPT_42, LAB, LAB_WORDS, NODE, POD, attempt, bundle, copy_of, data_file,
+from hostile.build import (ATTEMPT_41, ATTEMPT_42, DRA_WORDS, LAB, LAB_WORDS, NODE, POD, attempt, bundle, cel_selector,
+                           copy_of, data_file, dra_bundle,
                            deep_json, drop, edit, item, lab, lying_header_tar, manifest, member, node, outside_file,
                            pad_json, pod, put, raw, save, source_text, symlink, tar_builder, tar_of, unlink)
 
@@ -59,6 +60,14 @@ def words(*, drop_keys: tuple[str, ...] = (), **changed: str) -> dict[str, str]:
         out[k.replace("__", "/").replace("_", "-")] = v
     return out
 
+
+# Hostile CEL (issue 11): huge, deeply nested, looping through macros; refused quickly with a clear message.
+DRA_HOSTILE_CEL = {
+    "huge": "true && " * 200_000 + "true",  # 1.6 MB; Kubernetes allows 10 KiB
+    "nested-2000-deep": "(" * 2000 + "true" + ")" * 2000,  # 4 KB: within the size bound, refused for depth
+    "nested-macros": "[1,2,3].all(a, [1,2,3].all(b, [1,2,3].all(c, [1,2,3].all(d, [1,2,3].all(e, true)))))",
+    "macro-on-huge-list": "[" + ",".join(["1"] * 1200) + "].all(x, [" + ",".join(["1"] * 1200) + "].exists(y, x == y))",
+}
 
 NO_ATTEMPT_41 = words(drop_keys=("quota-lab/quota-exceeded",))
 ONLY_ATTEMPTS = {"quota-lab/quota-exceeded": "quota-exceeded", "lab/runtimeclass-missing": "no-runtimeclass"}
@@ -605,6 +614,22 @@ CASES: list[Case] = [
          status=2, needles=("runtimeclasses.json: $: not JSON (truncated?)",), words=LAB_WORDS),
     case("version-not-json", bundle(raw("version.json", b"Client Version: v1.32.4\n")),
          status=2, needles=("version.json: $: not JSON",), words=LAB_WORDS),
+
+    # ---- DRA: hostile CEL in a DeviceClass or a claim selector (bundles are untrusted input). The expression
+    # is refused by the bounds before the library parses it (model/dra/cel.py); the waiter answers
+    # `unclassified` naming it (the message: tests/test_dra_rules.py), the holders keep their allocated claims.
+    *[case(f"dra-cel-{name}-in-{where}", dra_bundle(cel_selector(where, expression)), timeout=20,
+           validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "unclassified"}))
+      for name, expression in DRA_HOSTILE_CEL.items() for where in ("class", "claim")],
+    case("dra-deviceclass-selectors-string", dra_bundle(edit("deviceclasses.json", put("items[0].spec.selectors", "x"),
+                                                                seal=False)),
+         status=1, needles=('deviceclasses.json: $.items[0].spec.selectors: expected array, found string "x"',),
+         words={**DRA_WORDS, "lab/waiter": "insufficient-evidence"}),
+    # Was a traceback: the scheduler-message rebuild evaluated the claims of a pod whose DeviceClass is unreadable.
+    case("dra-cel-expression-a-number", dra_bundle(edit("deviceclasses.json", put("items[0].spec.selectors", [{"cel": {"expression": 5}}]),
+                                                        seal=False)),
+         status=1, needles=("deviceclasses.json: $.items[0].spec.selectors[0].cel.expression",),
+         words={**DRA_WORDS, "lab/waiter": "insufficient-evidence"}),
 ]
 
 CASE_IDS = [c.id for c in CASES]

@@ -264,6 +264,16 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def _array(value: Any, path: str) -> list:
+    """A list the rules read: absent is empty, anything else but a list makes the object unreadable (a string
+    where selectors belong must not read as "no selectors", which would let every device match)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Bad(path, f"expected an array, found {type(value).__name__}")
+    return value
+
+
 def _dict(value: Any, path: str, what: str = "an object") -> dict:
     if value is None:
         return {}
@@ -280,7 +290,7 @@ def _str(value: Any, path: str) -> str:
 
 def _selectors(raw: Any, path: str) -> tuple[str, ...]:
     out = []
-    for i, s in enumerate(_list(raw)):
+    for i, s in enumerate(_array(raw, path)):
         cel = _dict(s, f"{path}[{i}]").get("cel")
         expr = _dict(cel, f"{path}[{i}].cel").get("expression")
         # A selector that is not CEL is an unknown future type; the allocator refuses it too (validateDeviceRequest).
@@ -290,7 +300,7 @@ def _selectors(raw: Any, path: str) -> tuple[str, ...]:
 
 def _tolerations(raw: Any, path: str) -> tuple[Toleration, ...]:
     out = []
-    for i, t in enumerate(_list(raw)):
+    for i, t in enumerate(_array(raw, path)):
         t = _dict(t, f"{path}[{i}]")
         out.append(Toleration(str(t.get("key") or ""), str(t.get("operator") or "Equal"),
                               str(t.get("value") or ""), str(t.get("effect") or "")))
@@ -317,13 +327,13 @@ def claim_spec(devices: Any, path: str, version: str) -> ClaimSpec:
     """`spec.devices` of a claim (or `spec.spec.devices` of a template) in any served version."""
     devices = _dict(devices, path)
     requests = []
-    for i, r in enumerate(_list(devices.get("requests"))):
+    for i, r in enumerate(_array(devices.get("requests"), f"{path}.requests")):
         rpath = f"{path}.requests[{i}]"
         r = _dict(r, rpath)
         name = _str(r.get("name"), f"{rpath}.name")
         if r.get("firstAvailable"):
             subs = []
-            for j, s in enumerate(_list(r.get("firstAvailable"))):
+            for j, s in enumerate(_array(r.get("firstAvailable"), f"{rpath}.firstAvailable")):
                 s = _dict(s, f"{rpath}.firstAvailable[{j}]")
                 sub = _str(s.get("name"), f"{rpath}.firstAvailable[{j}].name")
                 subs.append(_ask(f"{name}/{sub}", s, f"{rpath}.firstAvailable[{j}]"))
@@ -333,11 +343,11 @@ def claim_spec(devices: Any, path: str, version: str) -> ClaimSpec:
         body, bpath = (r, rpath) if version == V1BETA1 else (_dict(r.get("exactly"), f"{rpath}.exactly"), f"{rpath}.exactly")
         requests.append(Request(name=name, alternatives=(_ask(name, body, bpath),), first_available=False))
     constraints = []
-    for i, c in enumerate(_list(devices.get("constraints"))):
+    for i, c in enumerate(_array(devices.get("constraints"), f"{path}.constraints")):
         c = _dict(c, f"{path}.constraints[{i}]")
         attr = c.get("matchAttribute") or None
         unmodelled = None if attr else f"constraint #{i} is not matchAttribute ({', '.join(sorted(c)) or 'empty'})"
-        constraints.append(Constraint(requests=tuple(str(x) for x in _list(c.get("requests"))),
+        constraints.append(Constraint(requests=tuple(str(x) for x in _array(c.get("requests"), f"{path}.constraints[{i}].requests")),
                                       match_attribute=attr, unmodelled=unmodelled))
     return ClaimSpec(requests=tuple(requests), constraints=tuple(constraints))
 
@@ -352,7 +362,7 @@ def _claim(item: dict, path: str) -> Claim:
     if isinstance(allocation, dict):
         results = []
         apath = f"{path}.status.allocation.devices.results"
-        for i, r in enumerate(_list(_dict(allocation.get("devices"), f"{path}.status.allocation.devices").get("results"))):
+        for i, r in enumerate(_array(_dict(allocation.get("devices"), f"{path}.status.allocation.devices").get("results"), apath)):
             r = _dict(r, f"{apath}[{i}]")
             results.append(AllocatedDevice(
                 request=str(r.get("request") or ""),
@@ -393,7 +403,7 @@ def _device(driver: str, pool: str, raw: dict, path: str, version: str) -> Slice
     attributes = _dict(body.get("attributes"), f"{path}.attributes")
     capacity = _dict(body.get("capacity"), f"{path}.capacity")
     taints = []
-    for i, t in enumerate(_list(body.get("taints"))):
+    for i, t in enumerate(_array(body.get("taints"), f"{path}.taints")):
         t = _dict(t, f"{path}.taints[{i}]")
         taints.append(Taint(_str(t.get("key"), f"{path}.taints[{i}].key"), str(t.get("value") or ""), str(t.get("effect") or "")))
     unmodelled = None
@@ -422,7 +432,7 @@ def _slice(item: dict, path: str) -> Slice:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise _Bad(f"{path}.spec.pool.{key}", f"expected a non-negative integer, found {value!r}")
     devices = tuple(_device(driver, pool_name, _dict(d, f"{path}.spec.devices[{i}]"), f"{path}.spec.devices[{i}]", version)
-                    for i, d in enumerate(_list(spec.get("devices"))))
+                    for i, d in enumerate(_array(spec.get("devices"), f"{path}.spec.devices")))
     per_device = spec.get("perDeviceNodeSelection") is True
     unmodelled = None
     if per_device:
