@@ -377,6 +377,10 @@ def test_extended_resource_served_by_a_device_class(tmp_path, holders, word, rea
     v = judge(b, tmp_path, "lab/ext")
     assert v.word == word
     assert reason in v.reason
+    if holders:  # the fit table counts the class's devices and says which class serves the resource
+        gpu = v.fit.rows[0]["resources"]["nvidia.com/gpu"]
+        assert (gpu["allocatable"], gpu["used"], gpu["free"]) == ("2", "2", "0")
+        assert gpu["served_by"].startswith("DeviceClass gpu.example.com")
 
 
 # ---- unclassified: what the library cannot evaluate ----------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
 from analyzer.rules import dra
-from analyzer.rules.funnel import FunnelResult, PodFacts, shortages
+from analyzer.rules.funnel import FunnelResult, PodFacts, available, shortages
 from analyzer.verdict import Fit
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
@@ -30,11 +30,13 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
         resources = {}
         for r in wanted:
             want = 1 if r == "pods" else facts.wants.get(r, 0)
-            alloc = node.allocatable.get(r, 0)
-            free = alloc - used.get(r, 0)
+            alloc, held, device_class = available(facts, node, c, r, used)
+            free = alloc - held
             free_sum[r] = free_sum.get(r, 0) + max(free, 0)
-            resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, used.get(r, 0)),
+            resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, held),
                             "free": format_units(r, free), "requested": format_units(r, want)}
+            if device_class is not None:
+                resources[r]["served_by"] = f"DeviceClass {device_class} (devices in ResourceSlices)"
         # The pods holding what is short, largest first; capped per node, so a pod that is short of
         # memory on 5,000 nodes does not list every pod of the cluster.
         first = short[0] if short else None
@@ -60,7 +62,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
         if r == DEVICES:
             continue
         want = 1 if r == "pods" else facts.wants.get(r, 0)
-        biggest = max((node.allocatable.get(r, 0) for node in funnel.fit_candidates), default=0)
+        biggest = max((available(facts, node, c, r, {})[0] for node in funnel.fit_candidates), default=0)
         if biggest < want:
             too_large.append(r)
         elif free_sum.get(r, 0) >= want:

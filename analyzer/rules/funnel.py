@@ -188,14 +188,22 @@ def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]
         want = 1 if r == "pods" else pod.wants.get(r, 0)
         if want <= 0:
             continue  # the scheduler checks only what the pod requests
-        alloc, held = node.allocatable.get(r, 0), used.get(r, 0)
-        offer = dra.extended_offer(r, node, cluster) if alloc == 0 and r in pod.extended else None
-        if offer is not None:  # served by a DeviceClass's devices: count those (dra.md)
-            alloc, held = offer.offered, offer.offered - offer.free
+        alloc, held, _ = available(pod, node, cluster, r, used)
         free = alloc - held
         if free < want:
             out.append(Shortage(resource=r, allocatable=alloc, used=held, free=free, requested=want))
     return out
+
+
+def available(pod: PodFacts, node: NodeView, cluster: Cluster, resource: str,
+              used: dict[str, int]) -> tuple[int, int, str | None]:
+    """(allocatable, in use, the DeviceClass serving it or None) of one resource on one node. An extended
+    resource the node does not advertise but a DeviceClass serves counts that class's devices (dra.md)."""
+    alloc = node.allocatable.get(resource, 0)
+    offer = dra.extended_offer(resource, node, cluster) if alloc == 0 and resource in pod.extended else None
+    if offer is not None:
+        return offer.offered, offer.offered - offer.free, offer.device_class
+    return alloc, used.get(resource, 0), None
 
 
 def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
