@@ -38,6 +38,7 @@ class _ShapeEvidence:
 
 
 MAX_DEVICE_NODES = 20
+NODE_LIMIT = 20  # removed nodes named per reason in a verdict's funnel (the rest counted): -o json stays small
 
 
 def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
@@ -62,8 +63,9 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
 
 
 class Classifier:
-    def __init__(self, cluster: Cluster, *, cache: bool = True) -> None:
+    def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT) -> None:
         self.cluster = cluster
+        self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self._funnels: dict[PodFacts, FunnelResult] = {}
         self._evidence: dict[int, _ShapeEvidence] = {}
@@ -135,7 +137,8 @@ class Classifier:
     def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
         shape = self._evidence.get(id(funnel))
         if shape is None:
-            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel, self.cluster.nodes or []))
+            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel, self.cluster.nodes or [],
+                                                                                       self.node_limit))
         return shape
 
     def _scheduler(self, target: Target, word: str, case: Case) -> dict | None:

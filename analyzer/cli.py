@@ -182,7 +182,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
             analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep,
                                progress=line.file)
         with analysis.bundle:
-            clf = Classifier(analysis.cluster)
+            clf = Classifier(analysis.cluster, node_limit=None)  # one pod: every removed node named
             verdict = None
             for t in analysis.extra:
                 if t.key == pod:
@@ -192,7 +192,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
             if verdict is None:
                 raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
             if output is WhyOutput.json:
-                json_format.render([verdict], sys.stdout, node_limit=None)  # one pod: every node named
+                json_format.render([verdict], sys.stdout)  # one pod: its funnel names every node (node_limit=None)
             elif explain:
                 explain_format.render(verdict, sys.stdout)
             else:

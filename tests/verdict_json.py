@@ -15,7 +15,7 @@ def old_shape(doc: dict) -> list[dict]:
             groups = []
             for g in st["removed"]:
                 assert g["more"] == 0 and g["count"] == len(g["nodes"]), f"funnel {fid} names only some nodes: {g}"
-                groups.append({"reason": g["reason"], "nodes": g["nodes"]})
+                groups.append(g)
             out.append({**st, "removed": groups})
         funnels[fid] = out
     verdicts = []

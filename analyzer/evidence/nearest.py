@@ -23,9 +23,20 @@ _ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "z
           "node-name": 5, "claim-pinned": 5}
 
 
+FIT_LATER = ""  # the fit text names who holds the units: built only for the nodes that are shown
+
+
 def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str]) -> Reason | None:
     """Fit, leaving out the resources an earlier failure already explains (absent or allocatable 0)."""
-    short = [s for s in shortages(pod, node, cluster) if s.resource not in skip]
+    if any(s.resource not in skip for s in shortages(pod, node, cluster)):
+        return Reason(check="fit", text=FIT_LATER)
+    devices = dra.devices_free(pod.claims, node, cluster)
+    return Reason(check="devices", text="only " + devices.text) if devices else None
+
+
+def _fit_text(pod: PodFacts, node: NodeView, cluster: Cluster) -> str:
+    """For a node whose one failure is fit (nothing else explains a shortage there)."""
+    short = shortages(pod, node, cluster)
     if short:
         s = short[0]
         holders = sorted(((h.requests.get(s.resource, 0), h.key) for h in cluster.pods_on.get(node.name, ())
@@ -36,9 +47,8 @@ def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str])
                 f"{s.resource} free, {format_units(s.resource, s.requested)} asked"
                 + (f": {held}{more}" if held else "")
                 + (f" (and short of {', '.join(x.resource for x in short[1:])})" if len(short) > 1 else ""))
-        return Reason(check="fit", text=text)
-    devices = dra.devices_free(pod.claims, node, cluster)
-    return Reason(check="devices", text="only " + devices.text) if devices else None
+        return text
+    return "only room: it does not fit"
 
 
 def failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
@@ -105,7 +115,7 @@ class Nearest:
         per_node, zero = self._all(pod)
         matching = {i for i in c.node_index.possible(pod.node_selector, pod.terms, pod.pin)
                     if check_selector(pod, nodes[i], c) is None}
-        near = sorted(((_ORDER.get(per_node[i][0].check, 9), i, per_node[i][0].text) for i in matching
+        near = sorted(((_ORDER.get(per_node[i][0].check, 9), i, per_node[i][0]) for i in matching
                        if len(per_node[i]) == 1), key=lambda x: (x[0], x[1]))
         # Nodes failing only the selector: every node with no other failure that the selector does not match.
         selector_only = len(zero) - sum(1 for i in matching if not per_node[i])
@@ -114,12 +124,14 @@ class Nearest:
             if len(near) + len(shown) >= SHOWN:
                 break
             if i not in matching:
-                shown.append((_ORDER["selector"], i, _selector_text(pod, nodes[i])))
+                shown.append((_ORDER["selector"], i, Reason(check="selector", text=_selector_text(pod, nodes[i]))))
         near = near + shown
         if not near:
             return {"nearest": [], "nearest_none": "no node is one change away: every node fails two or more checks"}
         total = len(near) - len(shown) + selector_only
-        out: dict = {"nearest": [{"node": nodes[i].name, "reason": text} for _, i, text in near[:SHOWN]]}
+        out: dict = {"nearest": [{"node": nodes[i].name,
+                                  "reason": _fit_text(pod, nodes[i], c) if r.check == "fit" else r.text}
+                                 for _, i, r in near[:SHOWN]]}
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN
         return out

@@ -8,8 +8,8 @@ Shape (schemas/verdicts.schema.json):
 
 Pods of one shape share one funnel (classify.py builds it once per shape), so each distinct funnel and
 fit is written once, after the verdicts that name it; a verdict's "funnel"/"fit" is that id or null.
-Removed nodes are grouped by reason with their count and at most `node_limit` names (20 for
-`analyze`; every name for `why -o json`), "more" saying how many are not named. The verdicts array
+Removed nodes come grouped by reason with their count and at most 20 names (every name for
+`why -o json`), "more" saying how many are not named: the classifier builds them so (classify.NODE_LIMIT). The verdicts array
 is written as it goes: only the distinct funnels (already held by the classifier) wait for the end.
 """
 
@@ -22,7 +22,6 @@ import orjson
 from analyzer.verdict import Verdict
 from analyzer.report import printable
 
-NODE_LIMIT = 20  # names per removed-nodes group in `analyze -o json`
 
 
 def _clean(node: object) -> object:
@@ -47,25 +46,11 @@ def _indent(text: str, by: str) -> str:
     return text.replace("\n", "\n" + by)
 
 
-def grouped_stages(stages: list[dict], node_limit: int | None) -> list[dict]:
-    """A funnel's stages with each removed-nodes group counted and cut to `node_limit` names (None: all)."""
-    out = []
-    for st in stages:
-        removed = []
-        for group in st["removed"]:
-            nodes = group["nodes"]
-            shown = nodes if node_limit is None else nodes[:node_limit]
-            removed.append({"reason": group["reason"], "count": len(nodes), "nodes": shown, "more": len(nodes) - len(shown)})
-        out.append({**st, "removed": removed})
-    return out
-
-
 class JsonWriter:
     """Write verdicts into one JSON document as they come; close() writes the shared funnels and fits."""
 
-    def __init__(self, out: TextIO, *, node_limit: int | None = NODE_LIMIT) -> None:
+    def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.node_limit = node_limit
         self.count = 0
         # id(shared object) -> (its id in the document, the object): the object is held here so its
         # id() cannot be reused by another funnel while the document is being written.
@@ -103,15 +88,15 @@ class JsonWriter:
     def close(self) -> None:
         self.out.write("\n  ],\n" if self.count else "],\n")
         self.out.write('  "funnels": ')
-        funnels = {fid: grouped_stages(stages, self.node_limit) for fid, stages in self._funnels.values()}
+        funnels = {fid: stages for fid, stages in self._funnels.values()}
         self.out.write(_indent(_dumps(funnels), "  "))
         self.out.write(',\n  "fits": ')
         self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc, _ in self._fits.values()}), "  "))
         self.out.write("\n}\n")
 
 
-def render(verdicts: Iterable[Verdict], out: TextIO, *, node_limit: int | None = NODE_LIMIT) -> None:
-    writer = JsonWriter(out, node_limit=node_limit)
+def render(verdicts: Iterable[Verdict], out: TextIO) -> None:
+    writer = JsonWriter(out)
     for v in verdicts:
         writer.write(v)
     writer.close()

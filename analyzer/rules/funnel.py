@@ -376,16 +376,36 @@ def funnel_reason(funnel: FunnelResult) -> str:
     return head + ": " + "; ".join(parts[:3])
 
 
-def stages_as_data(funnel: FunnelResult, nodes: list[NodeView]) -> list[dict]:
-    """Stage by stage; removed nodes grouped by their exact reason (every node named once)."""
+def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | None) -> list[dict]:
+    """Stage by stage; removed nodes grouped by their exact reason: a count, at most `limit` names (None: all)
+    and how many more. The selector stage's bulk group is counted without naming every node: a pod pinned to
+    one node of 5,000 costs the names shown, not 4,999."""
     out = []
     for st in funnel.stages:
-        groups: dict[str, list[str]] = {}
-        for node, reason in st.removed_nodes(nodes):
-            groups.setdefault(reason.text, []).append(node)
+        counts: dict[str, int] = {}
+        names: dict[str, list[str]] = {}
+        for node, reason in st.removed:
+            counts[reason.text] = counts.get(reason.text, 0) + 1
+        if st.bulk is not None:
+            counts[st.bulk.text] = counts.get(st.bulk.text, 0) + len(nodes) - len(st.possible)
+        full = [text for text, n in counts.items() if limit is None or len(names.get(text, ())) < min(n, limit)]
+        if full:
+            for node, reason in st.removed_nodes(nodes):
+                group = names.setdefault(reason.text, [])
+                if limit is None or len(group) < limit:
+                    group.append(node)
+                    if limit is not None and all(len(names.get(t, ())) >= min(counts[t], limit) for t in counts):
+                        break
         out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
-                    "removed": [{"reason": text, "nodes": names} for text, names in groups.items()]})
+                    "removed": [{"reason": text, "count": n, "nodes": names.get(text, []),
+                                 "more": n - len(names.get(text, []))}
+                                for text, n in sorted(counts.items(), key=lambda kv: _first_seen(kv[0], names))]})
     return out
+
+
+def _first_seen(text: str, names: dict[str, list[str]]) -> int:
+    order = list(names)
+    return order.index(text) if text in order else len(order)
 
 
 def decide(case: Case) -> Decision | None:
