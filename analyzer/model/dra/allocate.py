@@ -239,6 +239,7 @@ class DraWorld:
         self._shape_ids: dict[tuple, int] = {}
         self._outcomes: dict[tuple[int, str], NodeOutcome] = {}
         self.search_steps = 0  # picks tried by all searches (for measurement)
+        self._extended: dict[str, str | None] = {}
 
     # ---- indexes ------------------------------------------------------------------------------
 
@@ -574,7 +575,13 @@ class DraWorld:
 
     def extended_class(self, resource_name: str) -> str | None:
         """The DeviceClass serving an extended resource: explicit extendedResourceName (newest class wins,
-        then name), else the implicit deviceclass.resource.kubernetes.io/<class>."""
+        then name), else the implicit deviceclass.resource.kubernetes.io/<class>. Asked per node and pod
+        shape by the funnel, so remembered per name."""
+        if resource_name not in self._extended:
+            self._extended[resource_name] = self._find_extended_class(resource_name)
+        return self._extended[resource_name]
+
+    def _find_extended_class(self, resource_name: str) -> str | None:
         named = [c for c in self.views.classes.values() if c.extended_resource_name == resource_name]
         if named:
             return sorted(named, key=lambda c: (c.created, c.name), reverse=True)[0].name
