@@ -300,7 +300,7 @@ def test_unreadable_bundle_exits_2_naming_the_file(tmp_path):
     assert proc.returncode == 2 and "nodes.json" in proc.stderr and "Traceback" not in proc.stderr
     (root / "nodes.json").unlink()
     proc = run_cli("nodes", root)
-    assert proc.returncode == 2 and "nodes.json: not collected" in proc.stderr
+    assert proc.returncode == 2 and "nodes.json is not in the bundle" in proc.stderr
 
 
 def test_one_bad_quantity_names_its_path_and_the_rest_is_answered(tmp_path):

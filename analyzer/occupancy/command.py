@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.occupancy.adapter import load
+from dataclasses import replace
+
+from analyzer.errors import BundleError
+from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.occupancy.formats import renderers, safe
 
 MAX_PROBLEMS = 50
@@ -18,10 +20,18 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
     """0 answered; 2 when some items could not be read (the picture is still printed, the problems go to err)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    config = AcceleratorConfig()
-    if resource:
-        config = config.with_additions([resource])  # --resource may name one the defaults do not count
-    occ = load(bundle, config)
+    from analyzer.pipeline import Options, analyse
+
+    # The same streamed reading as `analyze` (pods.json is never held whole); --resource may name one the
+    # defaults do not count.
+    analysis = analyse(bundle, Options(resources=(resource,) if resource else ()), classify=False)
+    with analysis.bundle:
+        occ = occupancy_of(analysis)
+    if occ is None:
+        missing = "; ".join(analysis.cluster.why_missing(k) for k in ("nodes", "pods") if not analysis.loaded.has(k))
+        raise BundleError(str(bundle), f"no occupancy picture: {missing or 'it needs nodes.json and pods.json'}")
+    if analysis.problem_count:
+        occ = replace(occ, problems=tuple(occ.problems) + tuple(analysis.problems))
     if resource:
         occ = occ.only(resource)
     renderers()[output](occ, out)
