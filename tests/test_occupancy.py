@@ -368,3 +368,16 @@ def test_unreadable_bound_pod_marks_its_node_usage_unknown(tmp_path):
     assert proc.returncode == 2 and "pods.json: $.items[0].spec" in proc.stderr
     [row] = json.loads(proc.stdout)["rows"]
     assert row["used"] == 1 and "usage-unknown" in row["states"]
+
+
+def test_dra_devices_per_device_class_in_the_picture():
+    # issue 12: DRA devices per DeviceClass beside the device-plugin resources. The recorded dra-exhausted
+    # bundle: dx1 offers two gpu.example.com devices, both allocated (holder-1, holder-2); the waiter wants one.
+    shared = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
+    proc = run_cli("nodes", shared, "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    [row] = [r for r in doc["rows"] if r["resource"] == "deviceclass.resource.kubernetes.io/gpu.example.com"]
+    assert (row["node"], row["allocatable"], row["used"], row["free"]) == ("dx1", 2, 2, 0)
+    assert sorted(h["name"] for h in row["holders"]) == ["holder-1", "holder-2"]
+    assert row["pending_wanting"] == ["lab/waiter"]

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dataclasses import replace
+
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.dra.allocate import IMPLICIT_EXTENDED_PREFIX
+from analyzer.model.dra.views import pod_claims
 from analyzer.model.podspec import effective_requests
 from analyzer.occupancy import Occupancy, PodUse, compute, node_facts
 
@@ -62,4 +67,48 @@ def occupancy_of(analysis: "Analysis") -> "Occupancy | None":
             selector = t.spec.get("nodeSelector") or {}
             uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=requests,
                                node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}))
-    return compute(facts, uses, c.config, problems=problems)
+    config = c.config
+    if c.dra is not None:
+        facts, uses, config = _with_devices(analysis, facts, uses)
+    return compute(facts, uses, config, problems=problems)
+
+
+def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, list, AcceleratorConfig]:
+    """DRA devices per DeviceClass, as a resource named the way Kubernetes names a class's implicit extended
+    resource (deviceclass.resource.kubernetes.io/<class>): offered devices are its allocatable, devices named by
+    a claim's allocation are used, by the pods the claim is reserved for."""
+    c = analysis.cluster
+    world = c.dra.world  # type: ignore[union-attr]
+    out = []
+    for f in facts:
+        node = c.nodes_by_name.get(f.name)
+        offers = world.class_devices(node) if node is not None else {}
+        if not offers:
+            out.append(f)
+            continue
+        extra = {IMPLICIT_EXTENDED_PREFIX + name: count for name, (count, _) in offers.items()}
+        out.append(replace(f, capacity={**f.capacity, **extra}, allocatable={**f.allocatable, **extra}))
+        held: dict[tuple[str, str], dict[str, int]] = {}
+        for name, (_, holders) in offers.items():
+            for h in holders:
+                for pod in h.pods or (f"{h.claim} (claim)",):
+                    ns, _, pod_name = pod.partition("/")
+                    requests = held.setdefault((ns, pod_name), {})
+                    requests[IMPLICIT_EXTENDED_PREFIX + name] = requests.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
+        uses = uses + [PodUse(namespace=ns, name=name, node=f.name, phase=None, requests=req)
+                       for (ns, name), req in held.items()]
+    # Pending pods with claims want devices of the classes their requests name.
+    for t in c.pod_targets:
+        if t.spec is None or t.node_name or t.invalid or not t.spec.get("resourceClaims"):
+            continue
+        pc = pod_claims({"metadata": {"namespace": t.namespace, "name": t.name}, "spec": t.spec, "status": t.status})
+        if pc is None:
+            continue
+        wants: dict[str, int] = {}
+        for rc in world.resolve(pc).claims:
+            if not rc.allocated:
+                for _, name in rc.spec.class_names():
+                    wants[IMPLICIT_EXTENDED_PREFIX + name] = wants.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
+        if wants:
+            uses = uses + [PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants)]
+    return out, uses, c.config.with_additions([IMPLICIT_EXTENDED_PREFIX + "*"])

@@ -254,6 +254,17 @@ class DraWorld:
             cached = self._node_devices[node.name] = tuple(found)
         return cached
 
+    def class_devices(self, node: NodeLike) -> dict[str, tuple[int, tuple[Holder, ...]]]:
+        """Per DeviceClass: how many devices of it the node is offered, and who holds them (the occupancy
+        picture's DRA rows). Devices the model does not judge are left out."""
+        out: dict[str, tuple[int, tuple[Holder, ...]]] = {}
+        offered = [i for i in self.devices_on(node) if not self._devices[i].unmodelled]
+        for name in sorted(self.views.classes):
+            mine = [i for i in offered if self.class_matches(name, i).matched]
+            if mine:
+                out[name] = (len(mine), tuple(h for i in mine for h in self.holders(self._devices[i].ref)))
+        return out
+
     def device_name(self, index: int) -> str:
         return str(self._devices[index].ref)
 
