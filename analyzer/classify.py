@@ -18,7 +18,8 @@ from analyzer.model.views import TERMINATED, Cluster
 from analyzer.model.dra.allocate import Resolution
 from analyzer.rules import dra
 from analyzer.rules.case import Case
-from analyzer.rules.funnel import FunnelResult, PodFacts, UnreadableSpec, run_funnel, stages_as_data
+from analyzer.rules.checks import PodFacts, UnreadableSpec
+from analyzer.rules.funnel import FunnelResult, run_funnel, stages_as_data
 from analyzer.rules.intent import no_gpu_request
 from analyzer.rules.order import walk
 from analyzer.targets.target import Target

@@ -17,7 +17,7 @@ from analyzer.classify import Classifier
 from analyzer.evidence.nearest import failures
 from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
-from analyzer.rules.funnel import PodFacts, check_selector
+from analyzer.rules.checks import PodFacts, check_selector
 from conftest import copy_lab, verdict
 from helpers import LAB, REPO
 

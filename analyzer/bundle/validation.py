@@ -103,6 +103,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
     nothing is kept here and None is returned; otherwise the items are kept as a Document (small kinds)."""
     rel = f"{kind}.json"
     data = loaded.bundle.read_bytes(rel)
+    size = len(data)
     index = loaded.bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
     at, count_at = len(loaded.violations), loaded.violation_count
@@ -113,7 +114,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         if hasher is None:
             return
         hasher.join()
-        found = [Violation(MANIFEST, p, e, f) for p, e, f in manifest_findings(rel, len(data), hasher.digest, index)]
+        found = [Violation(MANIFEST, p, e, f) for p, e, f in manifest_findings(rel, size, hasher.digest, index)]
         if found:
             loaded.violation_count += len(found)
             loaded.violations[at:at] = found

@@ -6,7 +6,8 @@ from __future__ import annotations
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
 from analyzer.rules import dra
-from analyzer.rules.funnel import FunnelResult, PodFacts, available, shortages
+from analyzer.rules.checks import PodFacts, available, shortages
+from analyzer.rules.funnel import FunnelResult
 from analyzer.verdict import Fit
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact

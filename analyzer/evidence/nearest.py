@@ -14,8 +14,7 @@ from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster, NodeView
 from analyzer.rules import dra
 from analyzer.rules.case import Reason
-from analyzer.rules.funnel import (PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy,
-                                   check_selector, shortages)
+from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 _ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,

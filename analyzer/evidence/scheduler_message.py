@@ -15,7 +15,7 @@ import re
 from collections import Counter
 
 from analyzer.model.views import Cluster, NodeView, SchedulerSaid
-from analyzer.rules.funnel import AFFINITY, SCHEDULER_FILTERS, PodFacts, check_cordon, check_taint
+from analyzer.rules.checks import AFFINITY, PodFacts, SCHEDULER_FILTERS, check_cordon, check_taint
 from analyzer.targets.target import Target
 
 

@@ -13,7 +13,7 @@ pod, the node funnel, unclassified, fits-now), then the two answers outside the 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
 from analyzer import words

@@ -1,0 +1,223 @@
+"""The funnel's checks (kube-scheduler filter plugins in spirit): each looks at one node for one pod shape and
+says pass (None) or fail with a Reason that carries the scheduler's own fixed sentence(s) for that failure, so the
+scheduler's message is rebuilt from the same checks (evidence/scheduler_message.py) in the scheduler's order
+(SCHEDULER_FILTERS), while the funnel (rules/funnel.py) runs them in causes.md's order. PodFacts is the pod shape:
+its equality is the funnel cache's key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import orjson
+
+from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
+                                     tolerations_of, untolerated)
+from analyzer.model.podspec import effective_requests, extended_requested, required_terms
+from analyzer.model.quantity import format_units
+from analyzer.model.views import Cluster, NodeView
+from analyzer.model.dra.allocate import Resolution
+from analyzer.rules import dra
+from analyzer.rules.case import Reason
+
+# The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
+UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable
+NODE_NAME = "node(s) didn't match the requested node name"  # nodename.ErrReason
+AFFINITY = "node(s) didn't match Pod's node affinity/selector"  # nodeaffinity.ErrReasonPod
+TAINTS_NEW = "node(s) had untolerated taint(s)"  # tainttoleration, since v1.34 (kubernetes#134740)
+TOO_MANY_PODS = "Too many pods"  # noderesources: the pods count
+
+
+def insufficient(resource: str) -> str:
+    return TOO_MANY_PODS if resource == "pods" else f"Insufficient {resource}"
+
+
+def taint_reason(taint: Taint, new_style: bool) -> str:
+    return TAINTS_NEW if new_style else f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+class UnreadableSpec(ValueError):
+    """A spec that passed the schema but whose selector, affinity or tolerations have no usable form."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PodFacts:
+    """The scheduling-relevant part of one pod spec, parsed once. Its equality is the funnel cache's key:
+    every field that a check reads is part of it, so adding a fact cannot silently share a funnel between
+    different pods. Derived fields (compare=False) are computed from the identity fields."""
+
+    node_selector: tuple[tuple[str, str], ...]
+    affinity: bytes  # canonical JSON of the required node-affinity terms ("null" when there are none)
+    tolerations: tuple[Toleration, ...]
+    requests: tuple[tuple[str, int], ...]
+    pin: str = ""  # spec.nodeName of an attempt: the scheduler is bypassed, only that node counts
+    claims_shape: int = -1  # pods whose resource claims have the same shape share a funnel (model/dra)
+    terms: list[dict] | None = field(default=None, compare=False)
+    claims: Resolution | None = field(default=None, compare=False)
+    wants: dict[str, int] = field(default_factory=dict, compare=False)
+    extended: tuple[str, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None) -> "PodFacts":
+        has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                            .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        terms = required_terms(spec) if has_required else None
+        try:
+            affinity = orjson.dumps(terms, option=orjson.OPT_SORT_KEYS)
+            selector = tuple(sorted((str(k), str(v)) for k, v in (spec.get("nodeSelector") or {}).items()))
+        except (orjson.JSONEncodeError, TypeError) as exc:  # nesting beyond any real spec, or no JSON form
+            raise UnreadableSpec(f"the spec's selector or affinity cannot be read ({exc})") from None
+        requests = effective_requests(spec)
+        return cls(node_selector=selector, affinity=affinity, tolerations=tolerations_of(spec),
+                   requests=tuple(sorted(requests.items())), pin=pin, terms=terms, wants=requests,
+                   extended=tuple(extended_requested(requests)), claims=claims,
+                   claims_shape=claims.shape_id if claims is not None else -1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shortage:
+    resource: str
+    allocatable: int
+    used: int
+    free: int
+    requested: int
+
+
+# -- the checks ------------------------------------------------------------------
+
+def check_node_name(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if pod.pin and node.name != pod.pin:
+        return Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
+    return None
+
+
+def check_affinity(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if selector_matches(dict(pod.node_selector), pod.terms, node.labels, node.name):
+        return None
+    return Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
+                  scheduler=(AFFINITY,))
+
+
+def check_selector(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return check_node_name(pod, node, cluster) or check_affinity(pod, node, cluster)
+
+
+def is_cordoned(pod: PodFacts, node: NodeView) -> bool:
+    """spec.unschedulable, not tolerated (NodeUnschedulable filter)."""
+    return node.unschedulable and not tolerated(CORDON_TAINT, pod.tolerations)
+
+
+def check_cordon(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    if is_cordoned(pod, node):
+        return Reason(check="cordon", text="cordoned (spec.unschedulable)", scheduler=(UNSCHEDULABLE,))
+    return None
+
+
+def check_taint(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The TaintToleration filter alone (the cordon taint counts here, as in the scheduler)."""
+    blocking = untolerated(node.taints, pod.tolerations)
+    if blocking:
+        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking)),
+                      scheduler=(taint_reason(blocking[0], cluster.new_taint_wording),))
+    return None
+
+
+def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """Rows 11-12: cordon and taints as one stage; a node that is only cordoned counts toward `cordoned`."""
+    if pod.pin:
+        # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
+        # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
+        blocking = untolerated(node.taints, pod.tolerations, ("NoExecute",))
+        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
+    blocking = untolerated(node.taints, pod.tolerations)
+    cordon = is_cordoned(pod, node) or any(map(is_cordon_taint, blocking))
+    others = [t for t in blocking if not is_cordon_taint(t)]
+    if others:
+        text = "untolerated taint " + ", ".join(str(t) for t in others)
+        return Reason(check="taint", text=text + (" (and cordoned)" if cordon else ""))
+    if cordon:
+        return Reason(check="cordon",
+                      text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
+    return dra.device_taints(pod.claims, node, cluster)
+
+
+def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    # Capacity 0 counts as not advertised: when a device plugin goes away the kubelet keeps the
+    # resource name with capacity 0, and the next action is the same: restore the device plugin.
+    missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0 and not _served_by_dra(r, node, cluster)]
+    if missing:
+        texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
+                 for r in missing]
+        return Reason(check="not-advertised", text=", ".join(texts))
+    return dra.no_devices(pod.claims, node, cluster)
+
+
+def _served_by_dra(resource: str, node: NodeView, cluster: Cluster) -> bool:
+    """An extended resource a DeviceClass serves on a node that does not advertise it (dra.md)."""
+    offer = dra.extended_offer(resource, node, cluster) if node.allocatable.get(resource, 0) == 0 else None
+    return offer is not None and offer.offered > 0
+
+
+def check_device_selectors(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return dra.device_selectors(pod.claims, node, cluster)
+
+
+def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0 and not _served_by_dra(r, node, cluster)]
+    if zero:
+        return Reason(check="zero-allocatable",
+                      text=", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
+    return None
+
+
+def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]:
+    """Every resource the pod is short of on the node (NodeResourcesFit), accelerators first."""
+    used = cluster.usage.get(node.name) or {}
+    out = []
+    for r in cluster.config.resource_order(list(pod.wants) + ["pods"]):
+        want = 1 if r == "pods" else pod.wants.get(r, 0)
+        if want <= 0:
+            continue  # the scheduler checks only what the pod requests
+        alloc, held, _ = available(pod, node, cluster, r, used)
+        free = alloc - held
+        if free < want:
+            out.append(Shortage(resource=r, allocatable=alloc, used=held, free=free, requested=want))
+    return out
+
+
+def available(pod: PodFacts, node: NodeView, cluster: Cluster, resource: str,
+              used: dict[str, int]) -> tuple[int, int, str | None]:
+    """(allocatable, in use, the DeviceClass serving it or None) of one resource on one node. An extended
+    resource the node does not advertise but a DeviceClass serves counts that class's devices (dra.md)."""
+    alloc = node.allocatable.get(resource, 0)
+    offer = dra.extended_offer(resource, node, cluster) if alloc == 0 and resource in pod.extended else None
+    if offer is not None:
+        return offer.offered, offer.offered - offer.free, offer.device_class
+    return alloc, used.get(resource, 0), None
+
+
+def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    short = shortages(pod, node, cluster)
+    if not short:
+        return dra.devices_free(pod.claims, node, cluster)
+    return Reason(check="fit", text="; ".join(
+        f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
+        f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
+        scheduler=tuple(insufficient(s.resource) for s in short))
+
+
+# The scheduler's filters in its own order; each node reports only its first failure
+# (framework/runtime: the default plugin order). Used to rebuild its message.
+def check_claims(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The scheduler's DynamicResources filter: any device step that fails on this node."""
+    for check in (dra.no_devices, dra.device_selectors, dra.device_taints, dra.devices_free):
+        reason = check(pod.claims, node, cluster)
+        if reason is not None:
+            return reason
+    return None
+
+
+SCHEDULER_FILTERS: tuple[Callable[[PodFacts, NodeView, Cluster], Reason | None], ...] = (
+    check_cordon, check_node_name, check_taint, check_affinity, check_fit, check_claims,
+)
