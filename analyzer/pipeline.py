@@ -7,13 +7,11 @@ are created (they hold no cycles); that alone makes loading ~3.5x faster.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from analyzer.bundle.reading import Bundle, open_bundle
+from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.classify import Classifier, classify_all
@@ -28,18 +26,6 @@ from analyzer.targets.target import Target
 from analyzer.verdict import Verdict
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # Move the millions of parsed objects out of the collector's reach first: re-enabling alone
-        # would make the next young-generation collection walk every one of them.
-        gc.freeze()
-        if was:
-            gc.enable()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,3 +49,11 @@ def assert_clean_failure(result: subprocess.CompletedProcess, status: int, *need
     assert "Traceback" not in text, text
     for n in needles:
         assert n in text, f"{n!r} not in:\n{text}"
+
+
+def generate(dest: Path, *, nodes: int, pods: int, seed: int, extra: tuple[str, ...] = ()) -> Path:
+    """A bundle written by scripts/generate_bundle.py (the one way tests make generated bundles)."""
+    out = dest / f"gen-{nodes}-{pods}-{seed}"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", str(nodes), "--pods",
+                    str(pods), "--seed", str(seed), "--out", str(out), *extra], check=True, capture_output=True)
+    return out

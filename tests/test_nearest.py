@@ -8,8 +8,6 @@ their straightforward definitions too.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
@@ -19,7 +17,7 @@ from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
 from conftest import copy_lab, verdict
-from helpers import LAB, REPO
+from helpers import LAB, generate
 
 
 def test_lab_taint_is_one_taint_away_from_gpu_tainted():
@@ -60,10 +58,7 @@ def test_a_node_failing_only_the_label_is_named_with_the_label(tmp_path):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gen") / "bundle"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", "60", "--pods", "1500",
-                    "--seed", "11", "--out", str(out)], check=True, capture_output=True)
-    return out
+    return generate(tmp_path_factory.mktemp("gen"), nodes=60, pods=1500, seed=11)
 
 
 def _facts(analysis):

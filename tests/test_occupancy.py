@@ -13,8 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 import tarfile
 from collections import defaultdict
 from fnmatch import fnmatchcase
@@ -22,6 +20,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
+from helpers import generate
 
 from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
@@ -202,10 +202,7 @@ def test_tar_gz_bundle(tmp_path):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> Path:
     """scripts/generate_bundle.py: 500 nodes / 15,000 pods (GPU, MIG, no-plugin, allocatable-zero, tainted nodes)."""
-    out = tmp_path_factory.mktemp("gen") / "b"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", "500", "--pods", "15000",
-                    "--seed", "3", "--out", str(out)], check=True, capture_output=True, timeout=120)
-    return out
+    return generate(tmp_path_factory.mktemp("gen"), nodes=500, pods=15000, seed=3)
 
 
 def test_generated_equals_independent_sum(generated):

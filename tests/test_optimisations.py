@@ -7,15 +7,13 @@ again with sharing turned off (one funnel per pod): the JSON of every verdict mu
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import orjson
 import pytest
 
 from analyzer.classify import classify_all
 from analyzer.pipeline import Options, analyse
-from helpers import LAB, REPO
+from helpers import LAB, generate
 
 
 def _both(path) -> tuple[list[bytes], list[bytes]]:
@@ -34,10 +32,7 @@ def test_shared_funnels_equal_the_straightforward_path_on_the_lab():
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gen") / "bundle"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", "40", "--pods", "900",
-                    "--seed", "7", "--out", str(out)], check=True, capture_output=True)
-    return out
+    return generate(tmp_path_factory.mktemp("gen"), nodes=40, pods=900, seed=7)
 
 
 def test_shared_funnels_equal_the_straightforward_path_on_a_generated_bundle(generated):

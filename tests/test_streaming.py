@@ -28,7 +28,7 @@ from analyzer.model.build import build_cluster
 from analyzer.pipeline import Options, analyse, iter_verdicts, validate_only
 from analyzer.targets.attempts import stored_attempts
 from analyzer.targets.owners import owner_refusals
-from helpers import LAB, REPO, run_cli
+from helpers import LAB, REPO, generate, run_cli
 from hostile.corpus import CASES
 from verdict_json import old_shape
 
@@ -93,10 +93,7 @@ def test_recorded_bundles_stream_to_the_same_answers(bundle: Path, monkeypatch: 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("gen") / "bundle"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", "80", "--pods", "2500",
-                    "--out", str(out), "--stuck-daemonset"], check=True, capture_output=True)
-    return out
+    return generate(tmp_path_factory.mktemp("gen"), nodes=80, pods=2500, seed=1, extra=("--stuck-daemonset",))
 
 
 def test_generated_bundle_streams_to_the_same_answers(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,14 +9,17 @@ Symlinks inside a bundle directory that lead outside it are refused too.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import stat
 import tarfile
 import tempfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Iterator
 
 import orjson
 
@@ -167,6 +170,21 @@ def parse_json(data: bytes, file: str) -> object:
         raise BundleError(file, "not JSON: nested too deeply", "$") from None
     except MemoryError:
         raise BundleError(file, f"not enough memory to parse its {len(data)} bytes", "$") from None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Parsing creates millions of small objects without cycles: the cyclic collector only slows it (about 3x
+    on a 166 MB pods.json). Afterwards they are frozen out of its reach: re-enabling alone would make the next
+    young-generation collection walk every one of them."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 def _looks_like_tar(p: Path) -> bool:

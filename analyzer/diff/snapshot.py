@@ -13,7 +13,8 @@ from analyzer.bundle.reading import Bundle, open_bundle
 from analyzer.diff.records import NodeGpu, PodState, Snapshot
 from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
-from analyzer.occupancy.adapter import from_items, gc_paused, read_items
+from analyzer.bundle.reading import gc_paused
+from analyzer.occupancy.adapter import from_items, read_items
 from analyzer.model.quantity import QuantityError, format_exact, parse
 
 # A node label about its accelerators, beyond those that mention one by name.

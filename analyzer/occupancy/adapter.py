@@ -6,15 +6,13 @@ file and JSON path (a bound pod left out makes its node's usage unknown); nothin
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import orjson
 
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.bundle.reading import open_bundle
+from analyzer.bundle.reading import gc_paused, open_bundle
 from analyzer.errors import BundleError
 from analyzer.occupancy.compute import compute
 from analyzer.occupancy.records import NodeFacts, Occupancy, PodUse, Taint
@@ -137,18 +135,6 @@ def _readable_identity(item: object) -> PodUse | None:
                   phase=phase, readable=False)
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Parsing creates millions of small objects without cycles: the cyclic collector only slows it
-    (about 3x on a 166 MB pods.json). Afterwards they are frozen out of its reach."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()
 
 
 def read_items(bundle_root_reader, file: str) -> list:  # type: ignore[no-untyped-def]
