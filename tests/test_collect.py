@@ -228,7 +228,7 @@ def test_bundle_validates_with_the_analyzer(kube: Kube) -> None:
 
 def words(path: Path | str) -> list[str]:
     r = analyzer("analyze", str(path), "-o", "words")
-    assert r.returncode in (0, 1), r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
     return sorted(line for line in r.stdout.splitlines() if line.strip())
 
 
@@ -750,9 +750,13 @@ def test_collector_is_python38_stdlib_only(kube: Kube) -> None:
             imported.add((node.module or "").split(".")[0])
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     assert imported <= stdlib, imported - stdlib
+
+
+def test_collector_runs_on_python38(kube: Kube) -> None:
     py38 = python38()
-    if py38 is None:  # the syntax check above still holds
-        return
+    if py38 is None:
+        pytest.skip("no Python 3.8 on this machine: the collector's 3.8 syntax and stdlib-only imports are checked "
+                    "by test_collector_is_python38_stdlib_only; running it needs an interpreter")
     r = kube.collect("--archive", "--manifest", REFUSED[0], "-n", "lab", "-n", "quota-lab",
                      python=py38)
     assert r.returncode == 0, r.stderr
