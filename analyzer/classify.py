@@ -16,10 +16,11 @@ from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import TERMINATED, Cluster
 from analyzer.model.dra.allocate import Resolution
-from analyzer.rules import dra
+from analyzer.rules import dra_devices
 from analyzer.rules.case import Case
 from analyzer.rules.checks import PodFacts, UnreadableSpec
-from analyzer.rules.funnel import FunnelResult, run_funnel, stages_as_data
+from analyzer.rules.funnel import run_funnel, stages_as_data
+from analyzer.rules.funnel_result import FunnelResult
 from analyzer.rules.intent import no_gpu_request
 from analyzer.rules.order import walk
 from analyzer.targets.target import Target
@@ -49,17 +50,17 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     out = []
     for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
                  [cluster.nodes_by_name[name] for name, _ in funnel.last.removed if name in cluster.nodes_by_name]):
-        o = dra.outcome(claims, node, cluster)
+        o = dra_devices.outcome(claims, node, cluster)
         if o is not None:
-            out.append(dra.outcome_evidence(o))
+            out.append(dra_devices.outcome_evidence(o))
         if len(out) >= MAX_DEVICE_NODES:
             break
     if not out:  # the last stage removed them all: show those
         for name, _ in funnel.last.removed[:MAX_DEVICE_NODES]:
             node = cluster.nodes_by_name.get(name)
-            o = dra.outcome(claims, node, cluster) if node is not None else None
+            o = dra_devices.outcome(claims, node, cluster) if node is not None else None
             if o is not None:
-                out.append(dra.outcome_evidence(o))
+                out.append(dra_devices.outcome_evidence(o))
     return out
 
 
@@ -153,7 +154,7 @@ class Classifier:
                 sched["event"] = {"message": event.message, "source": event.source}
         if word == words.NO_DEVICECLASS:
             missing = case.evidence["missing_classes"][0]
-            # A PreFilter failure: no per-node count (seen on a real v1.36.2 scheduler, dra.md).
+            # A PreFilter failure: no per-node count (seen on a real v1.36.2 scheduler, dra_devices.md).
             sched["rebuilt"] = (f"0/{len(c.nodes or ())} nodes are available: request {missing['request']}: "
                                 f"device class {missing['deviceClassName']} does not exist.")
             if said is not None:

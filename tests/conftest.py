@@ -29,7 +29,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any, Iterable

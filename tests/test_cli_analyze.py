@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from verdict_json import old_shape
 from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, SCHEMAS, bound_pod, cli_words,

@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path

@@ -22,7 +22,7 @@ from analyzer.report import printable
 from analyzer.report.html import CSP
 from analyzer.report.markdown import LIMIT, render_text
 from analyzer.report.ticket import (Header, NearNode, ReportData, SchedulerLines, TargetRow, group_rows, summarise)
-from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_items, lab_pod,
+from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_pod,
                       renamed_node)
 from report_pages import data_of, generate, html_of, markdown_of, node_row, read_page
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.rules import dra
+from analyzer.rules import dra_devices
 from analyzer.rules.checks import PodFacts, available, shortages
-from analyzer.rules.funnel import FunnelResult
+from analyzer.rules.funnel_result import FunnelResult
 from analyzer.verdict import Fit
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
@@ -23,7 +23,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
     for node in funnel.fit_candidates:
         used = c.usage.get(node.name) or {}
         short = [s.resource for s in shortages(facts, node, c)]
-        devices = dra.outcome(facts.claims, node, c)
+        devices = dra_devices.outcome(facts.claims, node, c)
         if devices is not None and devices.stage in ("free", "enough"):
             short.append(DEVICES)
             devices_too_large = devices_too_large and devices.too_large

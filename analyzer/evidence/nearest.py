@@ -11,9 +11,10 @@ one failure (restore the plugin), not three (advertised, allocatable and fit on 
 from __future__ import annotations
 
 from analyzer.model.quantity import format_units
-from analyzer.model.views import Cluster, NodeView
-from analyzer.rules import dra
-from analyzer.rules.case import Reason
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster
+from analyzer.rules import dra_devices
+from analyzer.rules.reason import Reason
 from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
@@ -29,7 +30,7 @@ def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str])
     """Fit, leaving out the resources an earlier failure already explains (absent or allocatable 0)."""
     if any(s.resource not in skip for s in shortages(pod, node, cluster)):
         return Reason(check="fit", text=FIT_LATER)
-    devices = dra.devices_free(pod.claims, node, cluster)
+    devices = dra_devices.devices_free(pod.claims, node, cluster)
     return Reason(check="devices", text="only " + devices.text) if devices else None
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from analyzer.model.views import Cluster, NodeView, SchedulerSaid
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster, SchedulerSaid
 from analyzer.rules.checks import AFFINITY, PodFacts, SCHEDULER_FILTERS, check_cordon, check_taint
 from analyzer.targets.target import Target
 

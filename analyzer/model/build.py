@@ -20,7 +20,8 @@ from analyzer.model.node_index import NodeIndex
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
-from analyzer.model.views import TERMINATED, Cluster, Findings, Holder, InvalidNode, NodeView
+from analyzer.model.nodes import InvalidNode, NodeView
+from analyzer.model.views import TERMINATED, Cluster, Findings, Holder
 from analyzer.targets.target import Target
 
 

@@ -9,7 +9,7 @@ is 25 million checks. The index answers "which nodes can this selector possibly 
 
 from __future__ import annotations
 
-from analyzer.model.views import NodeView
+from analyzer.model.nodes import NodeView
 
 Positions = frozenset[int]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.bundle.validation import Violation
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.matching import Taint
+from analyzer.model.nodes import InvalidNode, NodeView
 from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
@@ -19,26 +19,6 @@ if TYPE_CHECKING:
     from analyzer.model.node_index import NodeIndex
 
 TERMINATED = ("Succeeded", "Failed")
-
-
-@dataclass(slots=True, kw_only=True)
-class NodeView:
-    name: str
-    index: int
-    labels: dict[str, str]
-    unschedulable: bool
-    taints: tuple[Taint, ...]
-    capacity: dict[str, int]
-    allocatable: dict[str, int]
-
-
-@dataclass(frozen=True, kw_only=True)
-class InvalidNode:
-    """A node that failed validation: out of the funnel, but a pod it might have served is not guessed at."""
-
-    name: str | None
-    labels: dict[str, str] | None  # None when unreadable: then it might match any selector
-    finding: str
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,7 +10,7 @@ from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.allocate import Resolution
-    from analyzer.rules.funnel import FunnelResult
+    from analyzer.rules.funnel_result import FunnelResult
 
 
 @dataclass(kw_only=True)
@@ -31,12 +31,3 @@ class Case:
 class Decision:
     word: str
     reason: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Reason:
-    """Why one node fails one check (a funnel stage's removed node)."""
-
-    check: str  # the check that failed (selector, node-name, cordon, taint, not-advertised, devices, fit, …)
-    text: str  # for a person
-    scheduler: tuple[str, ...] = ()  # what the scheduler writes for this node, when this is its first failure

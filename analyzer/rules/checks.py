@@ -16,10 +16,11 @@ from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_
                                      tolerations_of, untolerated)
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
-from analyzer.model.views import Cluster, NodeView
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster
 from analyzer.model.dra.allocate import Resolution
-from analyzer.rules import dra
-from analyzer.rules.case import Reason
+from analyzer.rules import dra_devices
+from analyzer.rules.reason import Reason
 
 # The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
 UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable
@@ -139,7 +140,7 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
     if cordon:
         return Reason(check="cordon",
                       text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
-    return dra.device_taints(pod.claims, node, cluster)
+    return dra_devices.device_taints(pod.claims, node, cluster)
 
 
 def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
@@ -150,17 +151,17 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
         texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
                  for r in missing]
         return Reason(check="not-advertised", text=", ".join(texts))
-    return dra.no_devices(pod.claims, node, cluster)
+    return dra_devices.no_devices(pod.claims, node, cluster)
 
 
 def _served_by_dra(resource: str, node: NodeView, cluster: Cluster) -> bool:
-    """An extended resource a DeviceClass serves on a node that does not advertise it (dra.md)."""
-    offer = dra.extended_offer(resource, node, cluster) if node.allocatable.get(resource, 0) == 0 else None
+    """An extended resource a DeviceClass serves on a node that does not advertise it (dra_devices.md)."""
+    offer = dra_devices.extended_offer(resource, node, cluster) if node.allocatable.get(resource, 0) == 0 else None
     return offer is not None and offer.offered > 0
 
 
 def check_device_selectors(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    return dra.device_selectors(pod.claims, node, cluster)
+    return dra_devices.device_selectors(pod.claims, node, cluster)
 
 
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
@@ -189,9 +190,9 @@ def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]
 def available(pod: PodFacts, node: NodeView, cluster: Cluster, resource: str,
               used: dict[str, int]) -> tuple[int, int, str | None]:
     """(allocatable, in use, the DeviceClass serving it or None) of one resource on one node. An extended
-    resource the node does not advertise but a DeviceClass serves counts that class's devices (dra.md)."""
+    resource the node does not advertise but a DeviceClass serves counts that class's devices (dra_devices.md)."""
     alloc = node.allocatable.get(resource, 0)
-    offer = dra.extended_offer(resource, node, cluster) if alloc == 0 and resource in pod.extended else None
+    offer = dra_devices.extended_offer(resource, node, cluster) if alloc == 0 and resource in pod.extended else None
     if offer is not None:
         return offer.offered, offer.offered - offer.free, offer.device_class
     return alloc, used.get(resource, 0), None
@@ -200,7 +201,7 @@ def available(pod: PodFacts, node: NodeView, cluster: Cluster, resource: str,
 def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     short = shortages(pod, node, cluster)
     if not short:
-        return dra.devices_free(pod.claims, node, cluster)
+        return dra_devices.devices_free(pod.claims, node, cluster)
     return Reason(check="fit", text="; ".join(
         f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
         f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
@@ -211,7 +212,7 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
 # (framework/runtime: the default plugin order). Used to rebuild its message.
 def check_claims(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     """The scheduler's DynamicResources filter: any device step that fails on this node."""
-    for check in (dra.no_devices, dra.device_selectors, dra.device_taints, dra.devices_free):
+    for check in (dra_devices.no_devices, dra_devices.device_selectors, dra_devices.device_taints, dra_devices.devices_free):
         reason = check(pod.claims, node, cluster)
         if reason is not None:
             return reason

@@ -9,15 +9,18 @@ stage goes through the node index (model/node_index.py), so the funnel costs pod
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from dataclasses import dataclass
+from typing import Callable
 
 
 from analyzer import words
 from analyzer.model.matching import (selector_matches)
 from analyzer.model.quantity import format_units
-from analyzer.model.views import Cluster, NodeView
-from analyzer.rules.case import Case, Decision, Reason
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster
+from analyzer.rules.case import Case, Decision
+from analyzer.rules.funnel_result import FunnelResult, StageResult
+from analyzer.rules.reason import Reason
 from analyzer.rules.checks import (AFFINITY, NODE_NAME, PodFacts, check_advertised, check_allocatable,
                                    check_device_selectors, check_fit, check_policy, check_selector)
 
@@ -42,50 +45,6 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
     Stage(name="fit", word=words.EXHAUSTED, check=check_fit),
 )
-
-
-@dataclass(kw_only=True)
-class StageResult:
-    name: str
-    nodes_in: int
-    kept: list[NodeView]
-    removed: list[tuple[str, Reason]]  # each removed node judged one by one
-    # The selector stage only: every node the index rules out (not in `possible`) is removed for `bulk`,
-    # without a Reason object per node (5,000 pinned DaemonSet pods × 5,000 nodes would be 25 million).
-    bulk: Reason | None = None
-    possible: frozenset[int] = frozenset()
-
-    @property
-    def nodes_out(self) -> int:
-        return len(self.kept)
-
-    def removed_nodes(self, nodes: list[NodeView]) -> Iterator[tuple[str, Reason]]:
-        """Every removed node with its reason, in the order of nodes.json."""
-        if self.bulk is None:
-            yield from self.removed
-            return
-        explicit = dict(self.removed)
-        for i, node in enumerate(nodes):
-            if i not in self.possible:
-                yield node.name, self.bulk
-            elif node.name in explicit:
-                yield node.name, explicit[node.name]
-
-
-@dataclass(kw_only=True)
-class FunnelResult:
-    facts: PodFacts
-    stages: list[StageResult]
-    word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
-    fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
-
-    @property
-    def fits(self) -> list[NodeView]:
-        return self.stages[-1].kept if self.word is None else []
-
-    @property
-    def last(self) -> StageResult:
-        return self.stages[-1]
 
 
 def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> StageResult:

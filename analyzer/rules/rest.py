@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer.model.podspec import unmodelled
-from analyzer.rules import dra
+from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.funnel import _names
 
@@ -16,7 +16,7 @@ def decide(case: Case) -> Decision:
     fits = [n.name for n in case.funnel.fits]
     if case.claims is not None:
         # Nodes where a device or expression the model cannot judge decides: unknown, not "fits".
-        why = {n.name: dra.unknown(case.claims, n, c) for n in case.funnel.fits}
+        why = {n.name: dra_devices.unknown(case.claims, n, c) for n in case.funnel.fits}
         if all(why.values()):
             ev["not_modelled"] = sorted(set(why.values()))[:10]  # type: ignore[type-var]
             return Decision(word=words.UNCLASSIFIED,

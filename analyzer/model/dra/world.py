@@ -11,7 +11,7 @@ from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model.dra.allocate import DraWorld
 from analyzer.model.dra.views import build_views
-from analyzer.model.views import NodeView
+from analyzer.model.nodes import NodeView
 
 FILES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices")
 

@@ -1,0 +1,28 @@
+"""What a node offers, as the rules read it (built once per bundle by model/build.py). Apart from views.py so
+the indexes built over nodes (node_index.py, dra/world.py) do not import the Cluster that holds them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.model.matching import Taint
+
+
+@dataclass(slots=True, kw_only=True)
+class NodeView:
+    name: str
+    index: int
+    labels: dict[str, str]
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    capacity: dict[str, int]
+    allocatable: dict[str, int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InvalidNode:
+    """A node that failed validation: out of the funnel, but a pod it might have served is not guessed at."""
+
+    name: str | None
+    labels: dict[str, str] | None  # None when unreadable: then it might match any selector
+    finding: str
