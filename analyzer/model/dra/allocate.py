@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
-from analyzer.model.dra.cel import Selectors, device_from_slice
+from analyzer.model.dra.cel import Selectors
+from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.views import (ALL, ALLOCATION_RESULTS_MAX, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, ClaimSpec,
                                 DeviceAsk, DeviceRef, DraViews, PodClaims, Problem, Request)
 from analyzer.model.matching import selector_matches, untolerated
