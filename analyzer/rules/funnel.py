@@ -26,7 +26,7 @@ from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster, NodeView
-from analyzer.model.dra.allocate import Resolution
+from analyzer.model.dra.outcomes import Resolution
 from analyzer.rules import dra
 from analyzer.rules.case import Case, Decision, Reason
 
