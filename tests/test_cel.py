@@ -1,5 +1,5 @@
-"""CEL device selectors (analyzer/model/dra/cel.py), on the devices and DeviceClass of the real
-dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
+"""CEL device selectors (analyzer/model/dra/cel.py, cel_devices.py, cel_functions.py, cel_limits.py), on
+the devices and DeviceClass of the real dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
 
 Kubernetes rules are cited from k8s.io/dynamic-resource-allocation/cel/compile.go (the `device`
 variable, DeviceMatches), k8s.io/apiserver/pkg/cel/library/quantity.go and semverlib.go (the
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.model.dra.cel import (MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES, Device, DeviceError, Match,
-                              Quantity, Selectors, Unevaluable, Version, device_from_slice)
+from analyzer.model.dra.cel import Match, Selectors, Unevaluable
+from analyzer.model.dra.cel_devices import Device, DeviceError, Quantity, Version, device_from_slice
+from analyzer.model.dra.cel_limits import MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "bundles" / "dra-exhausted-v1.36"
@@ -322,7 +323,8 @@ HOSTILE = {
 HOSTILE_SCRIPT = textwrap.dedent("""
     import json, resource, sys
     resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-    from analyzer.model.dra.cel import Selectors, device_from_slice
+    from analyzer.model.dra.cel import Selectors
+    from analyzer.model.dra.cel_devices import device_from_slice
     cases, raw = json.loads(sys.stdin.read())
     device = device_from_slice("gpu.example.com", raw)
     selectors = Selectors()

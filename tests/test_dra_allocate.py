@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from analyzer.model.dra.allocate import DraWorld, NodeOutcome, Resolution
-from analyzer.model.dra.views import build_views, pod_claims
+from analyzer.model.dra.allocate import DraWorld
+from analyzer.model.dra.outcomes import NodeOutcome, Resolution
+from analyzer.model.dra.reading import build_views, pod_claims
 from analyzer.model.dra.cel import Selectors
 
 BUNDLES = Path("/work/shared/bundles")

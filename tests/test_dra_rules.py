@@ -491,7 +491,7 @@ def test_words_output_lists_every_dra_pod(tmp_path):
 ])
 def test_hostile_cel_is_refused_and_the_pod_answers_unclassified_naming_it(tmp_path, where, name, needle):
     # Bounds like the API server's (apiserver/pkg/cel/limits.go; resource validation's CEL cost limit): the
-    # expression is refused before the library parses it (model/dra/cel.py).
+    # expression is refused before the library parses it (model/dra/cel_limits.py).
     from hostile.corpus import DRA_HOSTILE_CEL
     expression = DRA_HOSTILE_CEL[name]
     b = waiter_alone()

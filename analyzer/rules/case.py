@@ -9,7 +9,7 @@ from analyzer.model.views import Cluster
 from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
-    from analyzer.model.dra.allocate import Resolution
+    from analyzer.model.dra.outcomes import Resolution
     from analyzer.rules.funnel_result import FunnelResult
 
 

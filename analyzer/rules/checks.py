@@ -18,7 +18,7 @@ from analyzer.model.podspec import effective_requests, extended_requested, requi
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.model.dra.allocate import Resolution
+from analyzer.model.dra.outcomes import Resolution
 from analyzer.rules import dra_devices
 from analyzer.rules.reason import Reason
 

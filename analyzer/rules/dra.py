@@ -12,8 +12,8 @@ marked unknown: if only such nodes are left, the answer is `unclassified`, namin
 from __future__ import annotations
 
 from analyzer import words
-from analyzer.model.dra.allocate import Resolution
-from analyzer.model.dra.views import pod_claims
+from analyzer.model.dra.outcomes import Resolution
+from analyzer.model.dra.reading import pod_claims
 from analyzer.rules.case import Case, Decision
 
 def claims_of(case: Case):  # -> PodClaims | None

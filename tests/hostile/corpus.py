@@ -616,7 +616,7 @@ CASES: list[Case] = [
          status=2, needles=("version.json: $: not JSON",), words=LAB_WORDS),
 
     # ---- DRA: hostile CEL in a DeviceClass or a claim selector (bundles are untrusted input). The expression
-    # is refused by the bounds before the library parses it (model/dra/cel.py); the waiter answers
+    # is refused by the bounds before the library parses it (model/dra/cel_limits.py); the waiter answers
     # `unclassified` naming it (the message: tests/test_dra_rules.py), the holders keep their allocated claims.
     *[case(f"dra-cel-{name}-in-{where}", dra_bundle(cel_selector(where, expression)), timeout=20,
            validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "unclassified"}))

@@ -15,22 +15,27 @@ devices each node is offered and the devices in use, and answers:
   extended resource (`spec.extendedResourceName`) on a node that does not
   advertise it.
 
-The allocation search mirrors k8s.io/dynamic-resource-allocation/structured
-(internal/stable/allocator_stable.go, `allocateOne`): claims, then requests, then
-one device at a time, first solution wins, bounded by a step budget.
+Here: the world, its indexes (devices per node, holders, CEL verdicts per
+device) and the per-step device lists. The allocation search over those lists
+(k8s.io/dynamic-resource-allocation/structured, allocator_stable.go `allocateOne`)
+is in device_search.py; the records answered (Resolution, NodeOutcome, ...) are
+in outcomes.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Protocol
 
-from analyzer.model.dra.cel import Selectors, device_from_slice
-from analyzer.model.dra.views import (ALL, ALLOCATION_RESULTS_MAX, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, ClaimSpec,
-                                DeviceAsk, DeviceRef, DraViews, PodClaims, Problem, Request)
+from analyzer.model.dra.cel import Selectors
+from analyzer.model.dra.cel_devices import device_from_slice
+from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
+from analyzer.model.dra.outcomes import (STEPS, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
+                                         NodeOutcome, RequestEvidence, ResolvedClaim, Resolution)
+from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
+                                      DraViews, PodClaims)
 from analyzer.model.matching import selector_matches, untolerated
 
-STEPS = ("class", "selectors", "taints", "free")
 # A search that needs more device picks than this on one node is answered
 # `unmodelled` rather than run long: bundles are untrusted input.
 DEFAULT_SEARCH_BUDGET = 50_000
@@ -47,116 +52,9 @@ class SelectorEngine(Protocol):
     def evaluate(self, expression: str, device: Any) -> Any: ...
 
 
-# ---- results --------------------------------------------------------------------------------------
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MissingClaim:
-    pod_claim: str  # spec.resourceClaims[].name
-    kind: str  # ResourceClaim | ResourceClaimTemplate
-    namespace: str
-    name: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MissingClass:
-    owner: str  # "ResourceClaim lab/x" or "ResourceClaimTemplate lab/one-gpu"
-    request: str  # request or request/subrequest
-    device_class: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ResolvedClaim:
-    pod_claim: str
-    owner: str  # the object the spec comes from: "ResourceClaim lab/x" or "ResourceClaimTemplate lab/one-gpu"
-    spec: ClaimSpec
-    claim: Claim | None  # None when judged on the template (no claim generated yet)
-
-    @property
-    def allocated(self) -> bool:
-        return self.claim is not None and self.claim.allocated is not None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Resolution:
-    pod: PodClaims
-    claims: tuple[ResolvedClaim, ...]
-    missing_claims: tuple[MissingClaim, ...]
-    missing_classes: tuple[MissingClass, ...]
-    unreadable: tuple[Problem, ...] = ()  # a claim, template or class the pod needs that could not be read
-    shape_id: int = -1  # pods whose claims have the same shape share one answer per node
-
-    @property
-    def complete(self) -> bool:
-        """Nothing missing or unreadable: the pod can be judged node by node."""
-        return not (self.missing_claims or self.missing_classes or self.unreadable)
-
-
-
 def _shape(claims: list[ResolvedClaim]) -> tuple:
     """What the per-node answer depends on: an allocated claim by identity, any other by its spec."""
     return tuple((rc.claim.key, None) if rc.allocated else (None, rc.spec) for rc in claims)  # type: ignore[union-attr]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Holder:
-    device: str
-    claim: str  # ns/name
-    pods: tuple[str, ...]  # status.reservedFor, as ns/name
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CelError:
-    device: str
-    expression: str
-    error: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RequestEvidence:
-    """One request (or firstAvailable subrequest) of one claim on one node."""
-
-    owner: str
-    request: str
-    device_class: str
-    needed: int | str  # a count, or "All"
-    left: dict[str, int]  # devices left after each of STEPS
-    chosen: tuple[str, ...] = ()
-    holders: tuple[Holder, ...] = ()
-    cel_errors: tuple[CelError, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class NodeOutcome:
-    node: str
-    stage: str  # ok | pinned | class | selectors | constraints | taints | free | enough | unmodelled | unevaluable
-    too_large: bool = False
-    requests: tuple[RequestEvidence, ...] = ()
-    pinned_by: str | None = None  # the allocated claim whose nodeSelector excludes this node
-    unmodelled: str | None = None
-    unevaluable: str | None = None  # the CEL expression the library could not evaluate
-    unevaluable_why: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.stage == "ok"
-
-
-class ExtendedOffer(NamedTuple):
-    device_class: str
-    offered: int
-    free: int
-
-
-# ---- the world ------------------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class _Dev:
-    index: int
-    ref: DeviceRef
-    raw: dict
-    taints: tuple
-    unmodelled: str | None
-    cel: Any = None
 
 
 @dataclass(slots=True)
@@ -165,21 +63,6 @@ class _Judged:
     error: str | None = None  # CEL runtime error (counts as no match)
     unevaluable: str | None = None  # expression the library cannot evaluate
     why: str | None = None  # why it cannot be evaluated
-
-
-@dataclass(slots=True)
-class _AskLists:
-    ask: DeviceAsk
-    owner: str
-    lists: dict[str, list[int]]  # step -> device indices left
-    errors: list[CelError] = field(default_factory=list)
-    unmodelled: str | None = None
-    unevaluable: str | None = None
-    why: str | None = None
-
-
-class _Budget(Exception):
-    pass
 
 
 def _default_engine() -> tuple[SelectorEngine, Callable[[str, dict], Any]]:
@@ -205,7 +88,7 @@ class DraWorld:
         self._factory = device_factory
         self._budget = search_budget
         self._nodes = {n.name: n for n in nodes}
-        self._devices: list[_Dev] = []
+        self._devices: list[IndexedDevice] = []
         self._by_ref: dict[DeviceRef, int] = {}
         self._by_node_name: dict[str, list[int]] = {}
         self._all_nodes: list[int] = []
@@ -216,7 +99,7 @@ class DraWorld:
                 indices = []
                 for d in sl.devices:
                     reason = sl.unmodelled or (pool.unmodelled if pool.incomplete else None) or d.unmodelled
-                    dev = _Dev(index=len(self._devices), ref=d.ref, raw=d.raw, taints=d.taints, unmodelled=reason)
+                    dev = IndexedDevice(index=len(self._devices), ref=d.ref, raw=d.raw, taints=d.taints, unmodelled=reason)
                     self._devices.append(dev)
                     self._by_ref.setdefault(d.ref, dev.index)
                     indices.append(dev.index)
@@ -238,8 +121,13 @@ class DraWorld:
         self._expr_cache: dict[tuple[str, int], _Judged] = {}
         self._shape_ids: dict[tuple, int] = {}
         self._outcomes: dict[tuple[int, str], NodeOutcome] = {}
-        self.search_steps = 0  # picks tried by all searches (for measurement)
+        self._searcher = DeviceSearch(devices=self._devices, budget=search_budget)
         self._extended: dict[str, str | None] = {}
+
+    @property
+    def search_steps(self) -> int:
+        """Device picks tried by all searches (for measurement)."""
+        return self._searcher.steps
 
     # ---- indexes ------------------------------------------------------------------------------
 
@@ -271,7 +159,7 @@ class DraWorld:
     def holders(self, ref: DeviceRef) -> tuple[Holder, ...]:
         return tuple(Holder(device=str(ref), claim=c.key, pods=tuple(f"{c.namespace}/{p}" for p in c.reserved_for)) for c in self._holders.get(ref, ()))
 
-    def _cel_device(self, dev: _Dev) -> Any:
+    def _cel_device(self, dev: IndexedDevice) -> Any:
         if dev.cel is None:
             try:
                 dev.cel = self._factory(dev.ref.driver, dev.raw)
@@ -394,7 +282,7 @@ class DraWorld:
         lists = [[[self._ask_lists(rc.owner, ask, offered) for ask in req.alternatives] for req in rc.spec.requests]
                  for rc in pending]
         flat = [a for claim in lists for req in claim for a in req]
-        stage, too_large, chosen = self._first_failing(pending, lists)
+        stage, too_large, chosen = self._searcher.first_failing(pending, lists)
         unmodelled = unevaluable = why = None
         if stage == "budget":
             stage, unmodelled = "unmodelled", f"the device search on this node needs more than {self._budget} steps"
@@ -409,8 +297,8 @@ class DraWorld:
         return NodeOutcome(node=node.name, stage=stage, too_large=too_large, requests=evidence,
                            unmodelled=unmodelled, unevaluable=unevaluable, unevaluable_why=why)
 
-    def _ask_lists(self, owner: str, ask: DeviceAsk, offered: tuple[int, ...]) -> _AskLists:
-        out = _AskLists(ask=ask, owner=owner, lists={})
+    def _ask_lists(self, owner: str, ask: DeviceAsk, offered: tuple[int, ...]) -> AskLists:
+        out = AskLists(ask=ask, owner=owner, lists={})
         passed_class = []
         for i in offered:
             judged = self.class_matches(ask.device_class, i)
@@ -448,132 +336,7 @@ class DraWorld:
         out.lists = {"class": passed_class, "selectors": modelled, "taints": passed_taints, "free": free}
         return out
 
-    def _first_failing(self, pending: list, lists: list) -> tuple[str, bool, dict[int, tuple[int, ...]]]:
-        """The first step at which the pod's claims cannot all be met on this node (dra.md steps 1-5)."""
-        def every_alternative_empty(step: str) -> bool:
-            return any(all(not a.lists[step] for a in req) for claim in lists for req in claim)
-
-        if every_alternative_empty("class"):
-            return "class", False, {}
-        if every_alternative_empty("selectors"):
-            return "selectors", False, {}
-        try:
-            # The common answer first: one search when the pod fits; the ladder below only explains a failure.
-            chosen = self._search(pending, lists, "free", constraints=True)
-            if chosen is not None:
-                return "ok", False, chosen
-            if self._search(pending, lists, "selectors", constraints=False) is None:
-                return "enough", True, {}  # even an empty node has too few matching devices
-            if self._search(pending, lists, "selectors", constraints=True) is None:
-                return "constraints", False, {}
-            if self._search(pending, lists, "taints", constraints=True) is None:
-                return "taints", False, {}
-        except _Budget:
-            return "budget", False, {}
-        return ("free" if every_alternative_empty("free") else "enough"), False, {}
-
-    def _search(self, pending: list, lists: list, step: str, *, constraints: bool) -> dict[int, tuple[int, ...]] | None:
-        """Backtracking over claims, requests (firstAvailable in order) and devices, like allocateOne.
-
-        Returns id(_AskLists) -> chosen device indices, or None when no allocation exists at this step.
-        """
-        slots: list[tuple[int, Request, list[_AskLists]]] = [
-            (ci, req, lists[ci][ri]) for ci, rc in enumerate(pending) for ri, req in enumerate(rc.spec.requests)]
-        used: set[int] = set()
-        chosen: dict[int, tuple[int, ...]] = {}
-        # matchAttribute state per (claim, constraint): [value, number of devices]
-        state = {(ci, k): [None, 0] for ci, rc in enumerate(pending) for k in range(len(rc.spec.constraints))}
-
-        def applies(ci: int, k: int, ask: DeviceAsk, request: str) -> bool:
-            names = pending[ci].spec.constraints[k].requests
-            return not names or request in names or ask.name in names
-
-        def try_add(ci: int, ask: DeviceAsk, request: str, index: int) -> list[tuple[int, int]] | None:
-            if not constraints:
-                return []
-            added = []
-            for k, c in enumerate(pending[ci].spec.constraints):
-                if not applies(ci, k, ask, request):
-                    continue
-                value = _attribute(self._devices[index], c.match_attribute or "")
-                st = state[(ci, k)]
-                if value is None or (st[1] and st[0] != value):
-                    for kk in added:
-                        state[kk][1] -= 1
-                    return None
-                if not st[1]:
-                    st[0] = value
-                st[1] += 1
-                added.append((ci, k))
-            return added
-
-        def undo(added: list[tuple[int, int]]) -> None:
-            for kk in added:
-                state[kk][1] -= 1
-
-        def candidates(a: _AskLists) -> list[int]:
-            pool = a.lists[step]
-            if a.ask.mode != ALL:
-                return pool
-            # All: every device passing class, selectors and taints; at the free step they must all be free.
-            everything = a.lists["taints" if step == "free" else step]
-            return everything if step != "free" or len(pool) == len(everything) else []
-
-        def place(s: int) -> bool:
-            if s == len(slots):
-                return True
-            ci, req, alternatives = slots[s]
-            for a in alternatives:
-                pool = candidates(a)
-                need = len(pool) if a.ask.mode == ALL else a.ask.count
-                if need == 0 or need > ALLOCATION_RESULTS_MAX:
-                    continue
-                picked: list[int] = []
-
-                def pick(start: int) -> bool:
-                    if len(picked) == need:
-                        chosen[id(a)] = tuple(picked)
-                        if place(s + 1):
-                            return True
-                        del chosen[id(a)]
-                        return False
-                    for pos in range(start, len(pool)):
-                        if len(pool) - pos < need - len(picked):
-                            return False
-                        index = pool[pos]
-                        self.search_steps += 1
-                        if self.search_steps > budget_end:
-                            raise _Budget
-                        if index in used and not a.ask.admin_access:
-                            continue
-                        added = try_add(ci, a.ask, req.name, index)
-                        if added is None:
-                            continue
-                        picked.append(index)
-                        if not a.ask.admin_access:
-                            used.add(index)
-                        if pick(pos + 1):
-                            return True
-                        picked.pop()
-                        if not a.ask.admin_access:
-                            used.discard(index)
-                        undo(added)
-                    return False
-
-                if pick(0):
-                    return True
-            return False
-
-        # Necessary condition first, so a hopeless case never enters the exponential search:
-        # the smallest need of every request together cannot exceed the devices any of them could use.
-        union = {i for _, _, alts in slots for a in alts for i in candidates(a)}
-        least = sum(min((len(candidates(a)) if a.ask.mode == ALL else a.ask.count) for a in alts) for _, _, alts in slots)
-        if least > len(union) and not any(a.ask.admin_access for _, _, alts in slots for a in alts):
-            return None
-        budget_end = self.search_steps + self._budget
-        return chosen if place(0) else None
-
-    def _evidence(self, a: _AskLists, chosen: tuple[int, ...]) -> RequestEvidence:
+    def _evidence(self, a: AskLists, chosen: tuple[int, ...]) -> RequestEvidence:
         taken = [self._devices[i].ref for i in a.lists["taints"] if self._devices[i].ref in self._holders]
         holders = tuple(h for ref in taken for h in self.holders(ref))
         return RequestEvidence(owner=a.owner, request=a.ask.name, device_class=a.ask.device_class,
@@ -614,16 +377,3 @@ class DraWorld:
         free = [i for i in offered if self._devices[i].ref not in self._holders and not untolerated(self._devices[i].taints, ())]
         return ExtendedOffer(device_class=name, offered=len(offered), free=len(free))
 
-
-def _attribute(dev: _Dev, qualified: str) -> tuple[str, Any] | None:
-    """allocator_stable.go lookupAttribute: the fully qualified name, or the bare name when the domain is the driver."""
-    attrs = dev.raw.get("attributes") or {}
-    value = attrs.get(qualified)
-    if value is None and "/" in qualified:
-        domain, _, short = qualified.partition("/")
-        if domain == dev.ref.driver:
-            value = attrs.get(short)
-    if not isinstance(value, dict) or len(value) != 1:
-        return None
-    kind, v = next(iter(value.items()))
-    return (kind, v) if kind in ("bool", "int", "string", "version") else None

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model.dra.allocate import DraWorld
-from analyzer.model.dra.views import build_views
+from analyzer.model.dra.reading import build_views
 from analyzer.model.nodes import NodeView
 
 FILES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices")
