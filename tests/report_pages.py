@@ -12,7 +12,8 @@ from pathlib import Path
 
 from analyzer.pipeline import Options, analyse
 from analyzer.report import html, markdown
-from analyzer.report.ticket import ReportData, report_data
+from analyzer.report.ticket import report_data
+from analyzer.report.ticket_records import ReportData
 
 REPO = Path(__file__).resolve().parents[1]
 GENERATOR = REPO / "scripts" / "generate_bundle.py"

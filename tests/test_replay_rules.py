@@ -14,7 +14,8 @@ import pytest
 
 from analyzer.replay.humantime import human_duration
 from analyzer.replay.selectors import SelectorError, fields_match, labels_match, parse_fields, parse_labels
-from analyzer.replay.tables import event_row, node_row, pod_row
+from analyzer.replay.pod_table import pod_row
+from analyzer.replay.tables import event_row, node_row
 from conftest import cordon, lab_event, lab_node, lab_pod
 
 NOW = datetime(2026, 11, 29, 17, 17, 20, tzinfo=timezone.utc)

@@ -21,7 +21,8 @@ from analyzer.occupancy import load as occupancy_load
 from analyzer.report import printable
 from analyzer.report.html import CSP
 from analyzer.report.markdown import LIMIT, render_text
-from analyzer.report.ticket import (Header, NearNode, ReportData, SchedulerLines, TargetRow, group_rows, summarise)
+from analyzer.report.ticket import group_rows, summarise
+from analyzer.report.ticket_records import Header, NearNode, ReportData, SchedulerLines, TargetRow
 from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_pod,
                       renamed_node)
 from report_pages import data_of, generate, html_of, markdown_of, node_row, read_page

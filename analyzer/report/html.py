@@ -11,7 +11,7 @@ import html
 from typing import TextIO
 
 from analyzer.report import printable
-from analyzer.report.ticket import NodeRow, Pool, ReportData, ResourceBar, TargetRow
+from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>

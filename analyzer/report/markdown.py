@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from analyzer.report import printable
-from analyzer.report.ticket import NodeRow, Pool, ReportData, ResourceBar, TargetRow
+from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 LIMIT = 65_000
 BAR_CELLS = 10
