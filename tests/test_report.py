@@ -396,3 +396,19 @@ def test_report_of_a_partly_invalid_bundle_is_written_and_exits_2(tmp_path):
     assert proc.returncode == 2
     assert "partly invalid" in proc.stderr
     assert "finding(s)" in read_page((tmp_path / "r.html").read_text()).text
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
+    # issue 12 / causes.md v2: lab/taint is one taint away from gpu-tainted, lab/exhausted one freed GPU away
+    # from gpu-ok, and a pod no node would take after one change says so.
+    from helpers import LAB, run_cli
+
+    out = tmp_path / f"report.{fmt}"
+    r = run_cli("report", LAB, "-o", fmt, "--output", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "only the taint nvidia.com/gpu=present:NoSchedule" in text
+    assert "only 0 of 4 nvidia.com/gpu free, 1 asked: lab/filler-a holds 3, lab/filler-b holds 1" in text
+    assert "gpu-tainted" in text and "gpu-ok" in text
+    assert "one change" in text  # lab/selector-mismatch: no node is one change away
