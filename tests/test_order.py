@@ -1,0 +1,24 @@
+"""The order of causes.md (version 2) in one table (analyzer/rules/order.py): its rules name every word of the
+contract, in the contract's order, each once; and words.py holds the same order with the contract's row numbers."""
+
+from __future__ import annotations
+
+from analyzer import words
+from analyzer.rules.order import ORDER
+from conftest import ORDER_WORDS
+
+
+def test_the_order_table_gives_the_words_of_causes_md_in_order():
+    given = [w for rule in ORDER for w in rule.words if w != words.INSUFFICIENT_EVIDENCE]
+    # Row 2 appears twice (admission for never-created pods; the claim controller's refusal for claims).
+    once = list(dict.fromkeys(given))
+    assert once == list(ORDER_WORDS)
+
+
+def test_words_py_numbers_the_rows_of_causes_md_v2():
+    assert [w.word for w in words.ORDER] == list(ORDER_WORDS)
+    assert [w.row for w in words.ORDER] == list(range(1, 17))
+
+
+def test_the_last_rule_always_decides():
+    assert ORDER[-1].words == (words.UNCLASSIFIED, words.FITS_NOW)
