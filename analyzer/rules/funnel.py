@@ -113,6 +113,12 @@ def _names(items: list[str], limit: int = 3) -> str:
 
 
 def funnel_reason(funnel: FunnelResult) -> str:
+    if funnel.reason is None:  # once per funnel: every pod of the shape shares it
+        funnel.reason = _reason(funnel)
+    return funnel.reason
+
+
+def _reason(funnel: FunnelResult) -> str:
     last = funnel.last
     head = _HEAD[last.name].format(n=last.nodes_in)
     if last.name == "selector":
@@ -136,14 +142,18 @@ def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | Non
             counts[reason.text] = counts.get(reason.text, 0) + 1
         if st.bulk is not None:
             counts[st.bulk.text] = counts.get(st.bulk.text, 0) + len(nodes) - len(st.possible)
-        full = [text for text, n in counts.items() if limit is None or len(names.get(text, ())) < min(n, limit)]
-        if full:
+        if counts:
+            # Stop as soon as every group has its names: a pinned pod's 4,999 removed nodes cost 20 steps.
+            wanted = {text: n if limit is None else min(n, limit) for text, n in counts.items()}
+            unfilled = sum(1 for n in wanted.values() if n)
             for node, reason in st.removed_nodes(nodes):
                 group = names.setdefault(reason.text, [])
-                if limit is None or len(group) < limit:
+                if len(group) < wanted[reason.text]:
                     group.append(node)
-                    if limit is not None and all(len(names.get(t, ())) >= min(counts[t], limit) for t in counts):
-                        break
+                    if len(group) == wanted[reason.text]:
+                        unfilled -= 1
+                        if unfilled == 0:
+                            break
         out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
                     "removed": [{"reason": text, "count": n, "nodes": names.get(text, []),
                                  "more": n - len(names.get(text, []))}

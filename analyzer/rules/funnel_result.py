@@ -45,6 +45,7 @@ class FunnelResult:
     stages: list[StageResult]
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
+    reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
 
     @property
     def fits(self) -> list[NodeView]:
