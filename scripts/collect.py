@@ -4,7 +4,7 @@
 Self-contained on purpose: Python 3.8+ standard library only, and kubectl.
 Copy this one file to any machine that can reach the cluster and run it; no
 install of gpu-triage is needed there. `gpu-triage collect` runs this same
-file (analyzer/collector.py loads it), not a copy.
+file (analyzer/collect_bridge.py loads it), not a copy.
 
 Read-only toward the cluster: the only kubectl verbs used are `get`,
 `version`, `config current-context` (reads the local kubeconfig only) and,
