@@ -1,7 +1,8 @@
 """The Dynamic Resource Allocation family (causes.md v2 rows 2, 6, 7 and the claim parts of 9, 10, 12, 14; dra.md).
 
-Before the funnel: a claim the claim controller could not create because of quota (row 2), a claim or template
-that does not exist (row 6), a DeviceClass that does not exist (row 7). In the funnel, per node, the device steps
+Here, before the funnel: a claim the claim controller could not create because of quota (row 2), a claim or template
+that does not exist (row 6), a DeviceClass that does not exist (row 7). In the funnel (rules/dra_devices.py, whose
+checks rules/checks.py calls), per node, the device steps
 of dra.md (model/dra/allocate.py) map to stages: no device of the class offered (row 9, `no-gpu-node`), none
 passes the request's selectors or constraints even with every device free (row 10), every device that could
 serve carries an untolerated device taint (row 12), too few of them unallocated (row 14, `exhausted`; too-large
