@@ -41,3 +41,22 @@ def test_shared_funnels_equal_the_straightforward_path_on_a_generated_bundle(gen
     assert fast == slow
     words = {orjson.loads(v)["word"] for v in fast}
     assert {"exhausted", "no-gpu-node", "allocatable-zero", "untolerated-taint", "selector-mismatch"} <= words
+
+
+def test_requests_memo_equals_computing_every_pod(generated):
+    # model/build.PodsIndex computes effective requests once per distinct set of the fields they read.
+    import orjson as _orjson
+
+    from analyzer.model.podspec import effective_requests
+
+    analysis = analyse(generated, Options())
+    with analysis.bundle:
+        c = analysis.cluster
+        pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p
+                for p in _orjson.loads((generated / "pods.json").read_bytes())["items"]}
+        checked = 0
+        for holders in c.pods_on.values():
+            for h in holders:
+                assert h.requests == effective_requests(pods[h.key]["spec"]), h.key
+                checked += 1
+        assert checked > 500
