@@ -217,36 +217,7 @@ def version() -> None:
     print(__version__)
 
 
-# `serve` and `shell` (issue 13) live in analyzer/replay; only their typer definitions load here.
-from analyzer.replay.commands import register as _register_replay  # noqa: E402
-
-_register_replay(app)
-
-
-def main() -> None:
-    """The console script. After the answer is written, leave without freeing the parsed bundle
-    object by object: on a 150,000-pod bundle that teardown alone takes seconds."""
-    try:
-        app()
-        code = 0
-    except SystemExit as exc:
-        if isinstance(exc.code, int):
-            code = exc.code
-        elif exc.code is None:
-            code = 0
-        else:
-            sys.stderr.write(f"{exc.code}\n")
-            code = 1
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # `gpu-triage analyze … | head`
-        pass
-    os._exit(code)
-
-
-# ==== BEGIN occupancy branch: `nodes` and `diff` (issues 12, 13). Thin wrappers; logic lives in
-# analyzer/occupancy/command.py and analyzer/diff/command.py. Re-wire freely when merging. ====
+# ---- nodes and diff: thin wrappers over analyzer/occupancy/command.py and analyzer/diff/command.py ---------------
 
 class NodesOutput(str, Enum):
     table = "table"
@@ -290,10 +261,7 @@ def diff(old: Path = typer.Argument(..., help="The earlier bundle (directory or 
         return run_diff(old, new, output.value)
     _guard(run)
 
-# ==== END occupancy branch ====
-
-
-# ---- report (issue 12): the ticket report. Thin: analyzer/report/command.py does the work. ----------------------
+# ---- report: thin over analyzer/report/command.py -----------------------------------------------------------------
 
 class ReportFormat(str, Enum):
     html = "html"
@@ -320,4 +288,30 @@ def report(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"
         return 2 if analysis.problem_count else 0
     _guard(run)
 
-# ---- end of report -------------------------------------------------------------------------------------------------
+
+# `serve` and `shell` (issue 13) live in analyzer/replay; only their typer definitions load here.
+from analyzer.replay.commands import register as _register_replay  # noqa: E402
+
+_register_replay(app)
+
+
+def main() -> None:
+    """The console script. After the answer is written, leave without freeing the parsed bundle
+    object by object: on a 150,000-pod bundle that teardown alone takes seconds."""
+    try:
+        app()
+        code = 0
+    except SystemExit as exc:
+        if isinstance(exc.code, int):
+            code = exc.code
+        elif exc.code is None:
+            code = 0
+        else:
+            sys.stderr.write(f"{exc.code}\n")
+            code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # `gpu-triage analyze … | head`
+        pass
+    os._exit(code)

@@ -281,7 +281,7 @@ def test_plain_nodes_are_left_out_of_the_picture():
 
 def test_compute_over_slim_records():
     occ = compute([NodeFacts(name="a", capacity={"amd.com/gpu": 2}, allocatable={"amd.com/gpu": 2},
-                             taints=(Taint(key="k", effect="NoExecute"),), ready=True)],
+                             taints=(Taint(key="k", value="", effect="NoExecute"),), ready=True)],
                   [PodUse(namespace="ns", name="p", node="a", phase="Running", requests={"amd.com/gpu": 1}),
                    PodUse(namespace="ns", name="w", phase="Pending", requests={"amd.com/gpu": 2})])
     [row] = occ.rows

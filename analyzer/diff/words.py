@@ -1,7 +1,6 @@
 """The cause word per target of one bundle: the ONE place diff touches the classifier.
 
-Isolated because analyzer.pipeline / classify are being restructured: when the API moves, only
-this function changes. Imports: analyzer.pipeline.analyse, analyzer.pipeline.Options.
+One function, one import of the pipeline (analyse, Options): the rest of diff reads plain records.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.model.matching import Taint  # the one taint record, shared with the funnel
+
 # Node states, most severe first. A row carries every state that applies, in this order.
 NOT_READY = "not-ready"
 NO_PLUGIN = "no-plugin"            # looks like a GPU node (labels) but the resource is absent or capacity 0
@@ -26,16 +28,6 @@ STATES: tuple[str, ...] = (NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, TAI
 BROKEN: frozenset[str] = frozenset({NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
 
 NO_POOL = "-"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

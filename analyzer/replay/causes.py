@@ -1,8 +1,7 @@
 """The one call from the replay into the analysis: each pod's cause word and reason.
 
-Isolated here (one function, one import of the pipeline) because the pipeline API is being
-restructured; when it moves, only this file changes. Names imported: analyzer.pipeline.analyse,
-analyzer.pipeline.Options; from each Verdict: .target.kind/.namespace/.name, .word, .reason.
+One function, one import of the pipeline (analyse, Options); from each Verdict it reads
+.target.kind/.namespace/.name, .word and .reason.
 """
 
 from __future__ import annotations

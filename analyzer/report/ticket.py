@@ -1,9 +1,8 @@
-"""The ticket report's data: plain dataclasses the HTML and Markdown formats render, the grouping of
-identical shapes, and ONE adapter (`report_data`) from the analysis to them.
+"""The ticket report's data built from an analysis: ONE adapter (`report_data`) to the records in
+ticket_records.py, and the grouping of identical shapes.
 
-The analysis API is being restructured; everything the report needs from it is read in
-`report_data` and its private helpers below, so a move of the analyzer's modules touches this file
-only. The formats (html.py, markdown.py) read nothing but these dataclasses.
+Everything the report needs from the analysis is read in `report_data` and its private helpers below;
+the formats (html.py, markdown.py) read nothing but the records.
 
 "Most urgent first" means the order of causes.md (admission refusals first, then spec, gate, bound
 pod, the node funnel, unclassified, fits-now), then the two answers outside the order
