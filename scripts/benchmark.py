@@ -77,12 +77,15 @@ os._exit(0)
 """
 
 
-def run(cmd: list[str], out: Path | None = None) -> tuple[float, int, int]:
-    """(seconds, peak RSS in bytes, exit status) of one child process; its stdout to `out` if given."""
+def run(cmd: list[str], out: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """(seconds, peak RSS in bytes, exit status) of one child process; its stdout to `out` if given.
+    The peak is wait4's: the largest of the process and the worker it forks (each counted whole,
+    pages they share included), not their sum."""
     start = time.perf_counter()
     sink = open(out, "wb") if out else subprocess.DEVNULL
     try:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, cwd=REPO)
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, cwd=REPO,
+                                env=None if env is None else dict(os.environ, **env))
     finally:
         if out:
             sink.close()  # type: ignore[union-attr]
@@ -150,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         "validate": [py, "-m", "analyzer", "validate", b],
         "words": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
         "json": [py, "-m", "analyzer", "analyze", b, "-o", "json"],
+        "words-1": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
     }
+    envs = {"words-1": {"GPU_TRIAGE_WORKERS": "0"}}  # no worker process: what one core gives
     json_out = Path(tempfile.mkdtemp(prefix="gpu-triage-bench-")) / "verdicts.json"
     json_size = 0
     pods = args.bundle / "pods.json"
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     peaks: dict[str, list[int]] = {name: [] for name in steps}
     for _ in range(args.runs):
         for name, cmd in steps.items():
-            t, rss, status = run(cmd, json_out if name == "json" else None)
+            t, rss, status = run(cmd, json_out if name == "json" else None, envs.get(name))
             if name == "json":
                 json_size = json_out.stat().st_size
                 json_out.unlink()
@@ -181,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<10}{t:>9.2f}{t / floor_t:>9.2f}{rss / 2**30:>10.2f}GB{rss / floor_rss:>9.2f}")
     print(f"\nanalyze -o json wrote {json_size / 1e6:,.1f} MB")
     print("steps: floor = orjson.loads of every file, GC off; stream = msgspec split + orjson per item + is_valid;\n"
-          "       validate; words = analyze -o words; json = analyze -o json > file")
+          "       validate; words = analyze -o words; json = analyze -o json > file;\n"
+          "       words-1 = analyze -o words with GPU_TRIAGE_WORKERS=0 (one process, as on one core)")
     return 0
 
 

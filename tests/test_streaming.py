@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.bundle import streaming
+from analyzer.bundle import forked, streaming
 from analyzer.bundle.reading import open_bundle
 from analyzer.bundle.validation import load_documents
 from analyzer.classify import classify_all
@@ -28,7 +28,7 @@ from analyzer.model.build import build_cluster
 from analyzer.pipeline import Options, analyse, iter_verdicts, validate_only
 from analyzer.targets.attempts import stored_attempts
 from analyzer.targets.owners import owner_refusals
-from helpers import LAB, REPO, generate, run_cli
+from helpers import LAB, REPO, copy_bundle, generate, run_cli
 from hostile.corpus import CASES
 from verdict_json import old_shape
 
@@ -38,7 +38,7 @@ RECORDED = [LAB, *sorted(p for p in SHARED.glob("*") if p.is_dir())]
 
 def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool) -> dict:
     """The reference: whole-document parse, everything kept, the model reading the pods Document."""
-    def never(data: bytes):
+    def never(data: object, kind: str):
         raise streaming._NotPlain
 
     with monkeypatch.context() as m:
@@ -79,11 +79,23 @@ def _streamed(path: Path, *, strict: bool) -> dict:
             "findings": findings, "verdicts": verdicts}
 
 
+def _shared(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool) -> dict:
+    """The streamed path with every List of two or more items shared with a worker process (bundle/forked.py),
+    as pods.json is on a large bundle."""
+    with monkeypatch.context() as m:
+        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
+        m.setenv(forked.ENV, "1")
+        return _streamed(path, strict=strict)
+
+
 def _same(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     for strict in (True, False):
         want = _whole_document(monkeypatch, path, strict=strict)
-        got = _streamed(path, strict=strict)
+        with monkeypatch.context() as m:
+            m.setenv(forked.ENV, "0")
+            got = _streamed(path, strict=strict)
         assert got == want, ("validate" if strict else "analyze", path)
+        assert _shared(monkeypatch, path, strict=strict) == want, ("shared with a worker", strict, path)
 
 
 @pytest.mark.parametrize("bundle", RECORDED, ids=lambda p: p.name)
@@ -98,6 +110,77 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_generated_bundle_streams_to_the_same_answers(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _same(monkeypatch, generated)
+
+
+def _counting_children(m: pytest.MonkeyPatch) -> list[int]:
+    made: list[int] = []
+
+    class Counting(forked.Child):
+        def __init__(self, work) -> None:
+            made.append(1)
+            super().__init__(work)
+
+    m.setattr(forked, "Child", Counting)
+    return made
+
+
+def test_pods_are_shared_with_a_worker_and_answer_the_same(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker really reads the second share (one child per run), and the answers do not move."""
+    with monkeypatch.context() as m:
+        m.setenv(forked.ENV, "0")
+        want = _streamed(generated, strict=False)
+    with monkeypatch.context() as m:
+        made = _counting_children(m)
+        got = _shared(monkeypatch, generated, strict=False)
+    assert made == [1]  # pods.json only: the other kinds are kept whole, not shared
+    assert got == want and got["verdicts"]
+
+
+def test_a_lost_worker_is_redone_here(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that fails (its share raises, as a killed one would give nothing) changes no answer."""
+    def lost(*args: object, **kwargs: object) -> tuple:
+        raise RuntimeError("worker lost")
+
+    with monkeypatch.context() as m:
+        m.setenv(forked.ENV, "0")
+        want = _streamed(generated, strict=False)
+    with monkeypatch.context() as m:
+        made = _counting_children(m)
+        m.setattr(streaming, "_worker_share", lost)
+        assert _shared(monkeypatch, generated, strict=False) == want
+    assert made == [1]
+
+
+def _with_pods(src: Path, dest: Path, change) -> Path:
+    out = copy_bundle(dest, src)
+    doc = json.loads((out / "pods.json").read_text())
+    (out / "pods.json").write_bytes(change(doc))
+    return out
+
+
+def test_a_pod_in_both_shares_is_named_as_reading_in_one_pass_names_it(generated: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pod again as the last item: the worker's share holds the second copy; the finding names it."""
+    def again(doc: dict) -> bytes:
+        doc["items"].append(doc["items"][0])
+        return json.dumps(doc).encode()
+
+    bundle = _with_pods(generated, tmp_path, again)
+    _same(monkeypatch, bundle)
+    last = len(json.loads((bundle / "pods.json").read_text())["items"]) - 1
+    assert any(f"$.items[{last}].metadata.name" in f for f in _shared(monkeypatch, bundle, strict=False)["findings"])
+
+
+def test_an_unreadable_item_in_the_workers_share_fails_the_file_as_before(generated: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A number orjson refuses (1e400) in the last pod: the whole file is unreadable, with orjson's words."""
+    def infinite(doc: dict) -> bytes:
+        doc["items"][-1]["metadata"]["labels"] = {"size": "MARK"}
+        return json.dumps(doc).encode().replace(b'"MARK"', b"1e400")
+
+    bundle = _with_pods(generated, tmp_path, infinite)
+    _same(monkeypatch, bundle)
+    assert "number is infinity" in _shared(monkeypatch, bundle, strict=False)["error"]
 
 
 def test_stuck_daemonset_pods_are_pinned_each_to_its_own_node(generated: Path) -> None:

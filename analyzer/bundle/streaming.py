@@ -13,14 +13,19 @@ about malformed input stays word for word what it was.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import mmap
 import threading
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 import msgspec
 import orjson
 
+from analyzer.bundle import forked
+from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.reading import parse_json
@@ -83,6 +88,7 @@ class Streamed:
 
     count: int
     single: bool
+    pending: "Pending | None" = None  # the worker's share, when one reads it (stream_list)
 
 
 class _Hasher(threading.Thread):
@@ -112,52 +118,101 @@ class _NotPlain(Exception):
     """The fast split does not take this file; the whole-document path reads it (same messages)."""
 
 
-def _split(data: bytes) -> tuple[dict, list[msgspec.Raw]]:
+@lru_cache(maxsize=None)
+def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
+    """A msgspec type that splits a List in one pass (one scan of 1.6 GB, not two): `items` as a list of raw
+    item slices, and the envelope's properties plus `metadata` (what kubectl writes) as raw slices, each
+    then parsed by orjson as before. Any other top-level field fails the decode and the file is split in
+    two passes keeping every field, so nothing orjson would refuse is ever skipped unread. None when the
+    envelope schema constrains fields it does not name (no List schema here does)."""
+    parts = schema_files.envelope_and_item(kind)
+    if parts is None:
+        return None
+    envelope = parts[0]
+    if set(envelope) - {"$schema", "$id", "$defs", "title", "description", "type", "required", "properties"}:
+        return None
+    names = tuple(dict.fromkeys([n for n in envelope.get("properties", {}) if n != "items"] + ["metadata"]))
+    fields: list[tuple] = [(f"f{i}", msgspec.Raw, msgspec.Raw()) for i in range(len(names))]
+    fields.append(("items", list[msgspec.Raw] | None, None))
+    shape = msgspec.defstruct(f"{kind}_list", fields, rename={f"f{i}": n for i, n in enumerate(names)},
+                              forbid_unknown_fields=True)
+    return shape, names
+
+
+def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list[msgspec.Raw]]:
     """(the top-level fields but `items`, parsed; the raw items), or _NotPlain."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data[:3] == b"\xef\xbb\xbf":
         raise _NotPlain
     try:
-        top = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
-        raw_items = top.pop("items", None)
-        if raw_items is None:
+        one_pass = _envelope_type(kind)
+        top = None
+        if one_pass is not None:
+            shape, names = one_pass
+            try:
+                top = msgspec.json.decode(data, type=shape)
+            except msgspec.ValidationError:
+                top = None  # another top-level field, or items not an array: the two-pass split decides
+        if top is not None:
+            items = top.items  # type: ignore[attr-defined]
+            fields = {name: getattr(top, f"f{i}") for i, name in enumerate(names)}
+            fields = {name: raw for name, raw in fields.items() if len(raw)}  # an empty slice: the field is absent
+        else:
+            fields = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+            raw_items = fields.pop("items", None)
+            items = None if raw_items is None else msgspec.json.decode(raw_items, type=list[msgspec.Raw])
+            del raw_items
+        if items is None:
             raise _NotPlain  # a single object, or a document that is not a List
-        items = msgspec.json.decode(raw_items, type=list[msgspec.Raw])
-        del raw_items
-        envelope = {k: orjson.loads(memoryview(v)) for k, v in top.items()}
+        envelope = {k: orjson.loads(memoryview(v)) for k, v in fields.items()}
     except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError, MemoryError):
         raise _NotPlain from None
     return envelope, items
 
 
-def stream_list(*, data: bytes, file: str, kind: str, schemas: SchemaSet, sink: ItemSink,
-                add: Callable[[str, list[tuple[str, str, str]]], list[Violation]],
-                progress: Progress | None = None) -> Streamed:
-    """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
-    (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
-    The caller drops `data` afterwards; nothing here keeps it."""
-    envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
-    try:
-        envelope, raws = _split(data)
-    except _NotPlain:
-        return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
-                      sink=sink, add=add, progress=progress)
-    envelope["items"] = []  # the envelope schema only asks that items be an array
-    _check_envelope(envelope_check, envelope, file, add)
-    del envelope
-    total = len(raws)
+def _unmap_pages(data: bytes | mmap.mmap) -> None:
+    """The split touched every page of a mapped file; let them go from this process (they stay in the page
+    cache, and each item's pages come back as it is read). Without this the whole file would count as this
+    process's memory until its last item is read (and, once forked, the worker's too)."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            data.madvise(mmap.MADV_DONTNEED)
+        except OSError:
+            pass
+
+
+class Splittable(ItemSink, Protocol):
+    """A sink whose work can be shared with a worker process (pods: model.build.PodsIndex). The worker fills
+    `part()`, a new empty sink alike, with the items after the split point and sends back its `summary()`;
+    `merge(summary)` adds it as if those items had come here after this sink's own, or returns False,
+    changing nothing, when that cannot be exact (a pod in both shares, say); then they are read here."""
+
+    def part(self) -> "Splittable": ...
+
+    def summary(self) -> object: ...
+
+    def merge(self, summary: object) -> bool: ...
+
+
+SPLIT_MIN_ITEMS = 20_000  # below this a worker costs more (fork, pickling) than it saves
+PARENT_SHARE = 0.45  # this process's share: it also reads the other files while the worker reads the rest
+
+
+Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]
+
+
+def _visit(raws: list, lo: int, hi: int, *, file: str, item_check: Compiled, sink: ItemSink, add: Add,
+           progress: Callable[[int], None] | None = None) -> int | None:
+    """Items lo..hi-1: parse, validate, hand to the sink, drop. Returns the index of an item orjson
+    refuses (the caller reports the file unreadable), else None."""
     is_valid = item_check.is_valid
     loads = orjson.loads
-    parsed_ok = True
-    # An item orjson refuses (a number out of range, bad UTF-8 msgspec let through) makes the file
-    # unreadable, as orjson on the whole file would: its message is orjson's on the whole file.
-    for i in range(total):
+    for i in range(lo, hi):
         raw = raws[i]
-        raws[i] = None  # type: ignore[call-overload]  # the slice goes as soon as its item is read
+        raws[i] = None  # the slice goes as soon as its item is read
         try:
             item = loads(memoryview(raw))
         except orjson.JSONDecodeError:
-            parsed_ok = False
-            break
+            return i
         del raw
         path = f"$.items[{i}]"
         if is_valid(item):
@@ -165,17 +220,106 @@ def stream_list(*, data: bytes, file: str, kind: str, schemas: SchemaSet, sink: 
         else:
             sink.add_invalid(path, item, add(file, findings_of(item_check, item, ("items", i))))
         if progress is not None and not i & 1023:
-            progress(i, total)
-    if not parsed_ok:
-        # orjson's own message for the whole file: the same words the whole-document path gives.
+            progress(i)
+    return None
+
+
+def _unreadable(data: bytes | mmap.mmap, file: str, index: int) -> UnreadableItem:
+    """An item orjson refuses makes the file unreadable, as orjson on the whole file would: the message is
+    orjson's on the whole file, the same words the whole-document path gives."""
+    try:
+        parse_json(data, file)
+    except BundleError as exc:
+        return UnreadableItem(exc.file, exc.message, exc.path)
+    return UnreadableItem(file, "not JSON: an item orjson cannot read", f"$.items[{index}]")
+
+
+class Pending:
+    """The worker's share of one List, still being read (the caller reads other files meanwhile);
+    `finish()` merges it, or reads it here when the worker failed. `abandon()` stops the worker."""
+
+    def __init__(self, *, child: forked.Child, data: bytes | mmap.mmap, raws: list, lo: int, file: str,
+                 item_check: Compiled, sink: Splittable, add: Add) -> None:
+        self.child, self.data, self.raws, self.lo = child, data, raws, lo
+        self.file, self.item_check, self.sink, self.add = file, item_check, sink, add
+
+    def finish(self) -> None:
+        """Raises UnreadableItem as reading them here would."""
         try:
-            parse_json(data, file)
-        except BundleError as exc:
-            raise UnreadableItem(exc.file, exc.message, exc.path) from None
-        raise UnreadableItem(file, "not JSON: an item orjson cannot read", f"$.items[{i}]")
+            got = self.child.result()
+            if got is not None:
+                summary, found, bad = got  # type: ignore[misc]
+                if bad is not None:
+                    raise _unreadable(self.data, self.file, bad)
+                if self.sink.merge(summary):
+                    for triples in found:
+                        self.add(self.file, triples)
+                    return
+            bad = _visit(self.raws, self.lo, len(self.raws), file=self.file, item_check=self.item_check,
+                         sink=self.sink, add=self.add)
+            if bad is not None:
+                raise _unreadable(self.data, self.file, bad)
+        finally:
+            self.data = self.raws = None  # type: ignore[assignment]
+
+    def abandon(self) -> None:
+        self.child.abandon()
+        self.data = self.raws = None  # type: ignore[assignment]
+
+
+def _worker_share(raws: list, lo: int, *, file: str, item_check: Compiled, sink: Splittable) -> tuple:
+    """In the worker: items lo.. into a fresh part; (its summary, each invalid item's findings, unreadable index)."""
+    part = sink.part()
+    found: list[list[tuple[str, str, str]]] = []
+
+    def add(file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
+        found.append(triples)
+        return [Violation(file, p, e, f) for p, e, f in triples]
+
+    bad = _visit(raws, lo, len(raws), file=file, item_check=item_check, sink=part, add=add)
+    return part.summary(), found, bad
+
+
+def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
+                progress: Progress | None = None) -> Streamed:
+    """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
+    (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
+    A large List given to a Splittable sink is shared with a worker process (bundle/forked.py): this
+    process reads the first PARENT_SHARE of the items, the worker the rest, and `Streamed.pending` must be
+    finished (or abandoned) by the caller. The caller drops `data` afterwards; nothing here keeps it."""
+    envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
+    try:
+        envelope, raws = _split(data, kind)
+    except _NotPlain:
+        return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
+                      sink=sink, add=add, progress=progress)
+    envelope["items"] = []  # the envelope schema only asks that items be an array
+    _check_envelope(envelope_check, envelope, file, add)
+    del envelope
+    _unmap_pages(data)
+    total = len(raws)
+    child = None
+    stop = total
+    if total >= SPLIT_MIN_ITEMS and hasattr(sink, "part"):
+        stop = max(1, int(total * PARENT_SHARE))
+        share = functools.partial(_worker_share, raws, stop, file=file, item_check=item_check, sink=sink)
+        child = forked.start(share)
+        if child is None:
+            stop = total
+    tick = None
+    if progress is not None:
+        scale = total / stop if stop else 1.0  # the worker's share goes at about the same pace
+        tick = lambda i: progress(min(int(i * scale), total), total)  # noqa: E731
+    bad = _visit(raws, 0, stop, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
+    if bad is not None:
+        if child is not None:
+            child.abandon()
+        raise _unreadable(data, file, bad)
     if progress is not None:
         progress(total, total)
-    return Streamed(count=total, single=False)
+    pending = None if child is None else Pending(child=child, data=data, raws=raws, lo=stop, file=file,
+                                                 item_check=item_check, sink=sink, add=add)  # type: ignore[arg-type]
+    return Streamed(count=total, single=False, pending=pending)
 
 
 def _check_envelope(envelope_check: Compiled, doc: object, file: str,
@@ -236,5 +380,5 @@ def manifest_findings(rel: str, size: int, digest: str, index: tuple[str, int, d
     return out
 
 
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Progress", "Streamed", "manifest_findings", "start_hash",
+__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "manifest_findings", "start_hash",
            "stream_list"]

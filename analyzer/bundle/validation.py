@@ -97,12 +97,23 @@ def read_checked(loaded: Loaded, rel: str) -> object:
     return doc
 
 
+@dataclass(frozen=True, kw_only=True)
+class Deferred:
+    """A share of one file's items a worker process is still reading: `finish()` merges it in (raising the
+    file's BundleError as reading it here would), `abandon()` stops the worker."""
+
+    finish: Callable[[], None]
+    abandon: Callable[[], None]
+
+
 def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink | None,
-                 progress: Progress | None) -> Document | None:
+                 progress: Progress | None) -> tuple[Document | None, "Deferred | None"]:
     """Read one List once, its items one at a time (bundle/streaming.py). With a caller's `sink` (pods)
-    nothing is kept here and None is returned; otherwise the items are kept as a Document (small kinds)."""
+    nothing is kept here and the Document is None; otherwise the items are kept as a Document (small kinds).
+    The second value, when not None, finishes a share of the items a worker process is still reading
+    (stream_list): the caller may read other files first, and must call it before using the sink."""
     rel = f"{kind}.json"
-    data = loaded.bundle.read_bytes(rel)
+    data = loaded.bundle.read_mapped(rel)
     size = len(data)
     index = loaded.bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
@@ -135,10 +146,32 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
             hasher.join()
     checked()
     del data
+    pending = streamed.pending
+    finish = None
+    if pending is not None:
+        after = len(loaded.violations)
+
+        def finish() -> None:
+            # The worker's findings go where reading its items here would have put them: after this file's
+            # own, before those of any file read meanwhile, within the same MAX_DETAILED first findings.
+            later = loaded.violations[after:]
+            del loaded.violations[after:]
+            try:
+                pending.finish()
+            except UnreadableItem as exc:
+                del loaded.violations[at:]  # as in the serial path: only the file's error is reported
+                loaded.violation_count = count_at
+                raise BundleError(exc.file, exc.message, exc.path) from None
+            loaded.violations.extend(later)
+            del loaded.violations[MAX_DETAILED:]
+            loaded.streamed[kind] = streamed.count
+
+    deferred = None if finish is None else Deferred(finish=finish, abandon=pending.abandon)  # type: ignore[union-attr]
     if sink is not None:
-        loaded.streamed[kind] = streamed.count
-        return None
-    return Document(kind, rel, keep.items, keep.invalid, single=streamed.single)  # type: ignore[union-attr]
+        if pending is None:
+            loaded.streamed[kind] = streamed.count
+        return None, deferred
+    return Document(kind, rel, keep.items, keep.invalid, single=streamed.single), deferred  # type: ignore[union-attr]
 
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
@@ -162,6 +195,30 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
         if not man.is_valid(bundle.manifest):
             loaded.add(MANIFEST, findings_of(man, bundle.manifest, ()))
         _check_manifest_paths(loaded)
+    deferred: list[Deferred] = []
+    try:
+        _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress, deferred=deferred)
+        _read_singles(loaded, schemas, strict=strict)
+    except BundleError:
+        # Reading in file order, a worker's share (pods) would have been read before this later file:
+        # its own error, if it has one, is the one to report.
+        for d in deferred:
+            d.finish()
+        raise
+    except BaseException:
+        for d in deferred:
+            d.abandon()
+        raise
+    for d in deferred:
+        d.finish()
+    return loaded
+
+
+def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapping[str, ItemSink],
+                progress: Callable[[str], Progress | None] | None, deferred: list[Deferred]) -> None:
+    """Every List of the catalog, in its order. A required kind's worker share is finished after the
+    other files are read (the worker reads it meanwhile); any other's at once."""
+    bundle = loaded.bundle
     for kind in NAMES:
         rel = f"{kind}.json"
         try:
@@ -184,14 +241,19 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
                 loaded.unreadable.append(problem)  # analyze goes on: funnel answers name the missing file
             continue
         try:
-            sink = (sinks or {}).get(kind)
+            sink = sinks.get(kind)
             tick = progress(rel) if progress else None
             if isinstance(sink, KeepIf):
                 _stream_kind(loaded, schemas, kind, sink, tick)
                 loaded.streamed.pop(kind, None)
                 loaded.documents[kind] = Document(kind, rel, sink.items, {}, positions=sink.positions)
             else:
-                document = _stream_kind(loaded, schemas, kind, sink, tick)
+                document, later = _stream_kind(loaded, schemas, kind, sink, tick)
+                if later is not None:
+                    if kind in REQUIRED:
+                        deferred.append(later)
+                    else:
+                        later.finish()
                 if document is not None:
                     loaded.documents[kind] = document
         except BundleError as exc:
@@ -199,6 +261,11 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
                 raise
             loaded.unreadable.append(exc)
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
+
+
+def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
+    """version.json and the stored attempts: small files read whole."""
+    bundle = loaded.bundle
     if bundle.has("version.json"):
         try:
             version = read_checked(loaded, "version.json")
@@ -224,7 +291,6 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
             loaded.attempts.append((rel, doc))  # type: ignore[arg-type]
         else:
             loaded.add(rel, findings_of(attempt_check, doc, ()))
-    return loaded
 
 
 def _check_manifest_paths(loaded: Loaded) -> None:

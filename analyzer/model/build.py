@@ -182,6 +182,55 @@ class PodsIndex:
                 self.asked = target
         return None
 
+    # -- a worker's share (bundle/streaming.py Splittable): the items after the split point ---------------
+    def part(self) -> "PodsIndex":
+        return PodsIndex(file=self.file, findings=Findings(), keep=self.keep)
+
+    def summary(self) -> tuple:
+        """What a worker's part sends back: plain tuples (a Holder per pod would cost more to pickle than to
+        make), each distinct requests dict once."""
+        table: dict[int, int] = {}
+        requests: list[dict[str, int]] = []
+        holders = {}
+        for node, on in self.pods_on.items():
+            rows = []
+            for h in on:
+                ref = table.get(id(h.requests))
+                if ref is None:
+                    ref = table[id(h.requests)] = len(requests)
+                    requests.append(h.requests)
+                rows.append((h.namespace, h.name, h.phase, ref))
+            holders[node] = rows
+        return (self.keys, self.uids, self.usage, holders, requests, self.unknown, self.targets, self.asked,
+                self.findings.items)
+
+    def merge(self, summary: tuple) -> bool:
+        """The worker's part, as if its items had been added here after this index's own; False, changing
+        nothing, when a pod is in both parts (the duplicate finding must name the later one: read it here)."""
+        keys, uids, usage, holders, requests, unknown, targets, asked, found = summary
+        if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
+            return False
+        self.keys |= keys
+        self.uids |= uids
+        for node, used in usage.items():  # same key order as one pass: this part's first, then new ones
+            mine = self.usage.get(node)
+            if mine is None:
+                self.usage[node] = used
+                self.pods_on[node] = []
+            else:
+                for k, v in used.items():
+                    mine[k] = mine.get(k, 0) + v
+        for node, rows in holders.items():
+            self.pods_on[node].extend(Holder(namespace=ns, name=name, phase=phase, requests=requests[ref])
+                                      for ns, name, phase, ref in rows)
+        for node, first in unknown.items():
+            self.unknown.setdefault(node, first)
+        self.targets.extend(targets)
+        if asked is not None:
+            self.asked = asked
+        self.findings.items.extend(found)
+        return True
+
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
         """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence
         if it is a target (or the pod asked about)."""

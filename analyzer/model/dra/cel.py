@@ -36,10 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import cel
-
 from analyzer.model.dra.cel_devices import Device, Quantity, Version
-from analyzer.model.dra.cel_functions import (FUNCTIONS, NO_OVERLOAD, QUANTITY_KEY, SEMVER_KEY, cel_quantity,
+from analyzer.model.dra.cel_functions import (functions as cel_functions, NO_OVERLOAD, QUANTITY_KEY, SEMVER_KEY, cel_quantity,
                                               quantity_value, semver_text)
 from analyzer.model.dra.cel_limits import WORK_BUDGET, scan
 
@@ -218,6 +216,8 @@ class Selectors:
             scanned = scan(expression)
             if scanned.refusal is not None:
                 return Unevaluable(expression=expression, why=f"refused: {scanned.refusal}")
+            import cel  # on first use: see cel_functions.functions
+
             program = cel.compile(expression)
             functions = set(program.functions())
         except BaseException as exc:
@@ -230,7 +230,8 @@ class Selectors:
             # ext.Bindings is in the DRA environment (compile.go); this library has no cel.bind macro.
             return Unevaluable(expression=expression, why="cel.bind is not supported by the CEL library")
         # Only the functions it calls: registering all of them costs more than the evaluation itself.
-        used = {name: FUNCTIONS[name] for name in sorted(functions) if name in FUNCTIONS}
+        table = cel_functions()
+        used = {name: table[name] for name in sorted(functions) if name in table}
         return _Compiled(program=program, domains=scanned.domains, work=scanned.work, device_work=scanned.device_work, reads=scanned.reads, functions=used)
 
     def evaluate(self, expression: str, device: Device) -> Match | Unevaluable:
@@ -259,6 +260,8 @@ class Selectors:
         self._evaluations += 1
         self._work += work
         try:
+            import cel
+
             context = cel.Context({"device": _cel_device(device, compiled.reads, compiled.domains)},
                                   compiled.functions)
             result = compiled.program.execute(context)

@@ -16,7 +16,6 @@ from functools import lru_cache
 from typing import Any
 
 import semver
-from cel import stdlib as cel_stdlib
 
 from analyzer.model.dra.cel_limits import MAX_LIST, MAX_STRING
 from analyzer.model.quantity import QuantityError, parse as parse_quantity
@@ -201,7 +200,12 @@ def _bounded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _functions() -> dict[str, Callable[..., Any]]:
+@lru_cache(maxsize=1)
+def functions() -> dict[str, Callable[..., Any]]:
+    """The functions selectors may call, by name. Built on first use: the CEL package imports its REPL
+    (prompt_toolkit) when loaded, 0.15 s that a bundle without DRA selectors should not pay."""
+    from cel import stdlib as cel_stdlib
+
     functions: dict[str, Callable[..., Any]] = {
         name: _bounded(name, function) for name, function in cel_stdlib.EXTENSIONS["strings"].items()
         if name in ("charAt", "indexOf", "lastIndexOf", "lowerAscii", "upperAscii", "replace", "split",
@@ -233,7 +237,6 @@ def _no_overload() -> Any:
     raise CelFunctionError(NO_OVERLOAD)
 
 
-FUNCTIONS = _functions()
 
 
 class _DropCallbackFailures(logging.Filter):

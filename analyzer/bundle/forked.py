@@ -1,0 +1,111 @@
+"""A share of the work on the other core: a forked child runs one function and pipes its result back.
+
+Why fork and not a process pool: the child must see the mapped pods.json, its split items and the compiled
+schemas as they are (copy-on-write, nothing re-read or re-compiled, nothing pickled on the way in), and only
+its slim result comes back. Why the standard library and not multiprocessing: one child, one function, one
+result; multiprocessing's machinery (spawn, a resource tracker, queues) is all cost here.
+
+A worker can make a run faster, never change its answer: when anything goes wrong in the child (an exception,
+a signal, a result that does not arrive or does not unpickle), `result()` gives None and the caller does that
+share itself. Off where fork is missing (Windows), on one CPU, and with GPU_TRIAGE_WORKERS=0.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from typing import Callable
+
+ENV = "GPU_TRIAGE_WORKERS"
+
+
+def available() -> bool:
+    """May a worker process be forked? fork must exist; GPU_TRIAGE_WORKERS=0 says no, 1 says yes;
+    unset, yes when two CPUs are ours (the affinity mask: a container's CPU limit)."""
+    if not hasattr(os, "fork"):
+        return False
+    said = os.environ.get(ENV, "").strip()
+    if said:
+        return said != "0"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus >= 2
+
+
+class Child:
+    """One forked child running `work()`; `result()` waits for what it returned (None if it failed)."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self._done = False
+        self._value: object = None
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            try:
+                os.close(read)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it quietly; the parent reports
+                try:
+                    payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                except BaseException:  # noqa: BLE001 - any failure: the parent redoes the share
+                    payload = b""
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(write, view[:1 << 20]):]
+            finally:
+                os._exit(0)  # no atexit, no flushing of buffers inherited from the parent
+        os.close(write)
+        self._pid = pid
+        self._read = read
+
+    def result(self) -> object | None:
+        """The child's return value, or None when it failed; waits for it once."""
+        if self._done:
+            return self._value
+        self._done = True
+        chunks = []
+        try:
+            while True:
+                chunk = os.read(self._read, 1 << 22)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(self._read)
+            _, status = os.waitpid(self._pid, 0)
+        payload = b"".join(chunks)
+        del chunks
+        if status != 0 or not payload:
+            return None
+        try:
+            self._value = pickle.loads(payload)
+        except Exception:  # noqa: BLE001 - a torn or odd payload: the caller redoes the share
+            self._value = None
+        return self._value
+
+    def abandon(self) -> None:
+        """Stop and reap the child (the run is ending for another reason)."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(self._read)
+        os.waitpid(self._pid, 0)
+
+
+def start(work: Callable[[], object]) -> Child | None:
+    """A child running `work`, or None when no worker may be forked (the caller does it all)."""
+    if not available():
+        return None
+    try:
+        return Child(work)
+    except OSError:  # no processes or pipes left: do it here
+        return None
+
+
+__all__ = ["Child", "ENV", "available", "start"]
