@@ -103,3 +103,19 @@ def test_indexed_selector_stage_and_rebuilder_equal_the_straightforward_scan(gen
             assert rebuilder.rebuild(facts) == rebuild(c, facts), t.key
             seen += 1
         assert seen > 20
+
+
+def test_nodes_of_one_kind_share_their_checks_without_changing_a_word(generated, monkeypatch):
+    """The checks before fit run once per kind of node (capacity, allocatable, taints, cordon) when nothing
+    else can matter; every verdict's evidence is what checking each node on its own gives."""
+    from analyzer.evidence import nearest
+
+    def evidence() -> list[dict]:
+        analysis = analyse(generated, Options())
+        with analysis.bundle:
+            return [v.to_dict() for v in analysis.verdicts]
+
+    shared = evidence()
+    monkeypatch.setattr(nearest, "_node_blind", lambda pod, cluster: False)
+    assert evidence() == shared
+    assert sum(1 for v in shared if v.get("evidence", {}).get("nearest")) >= 10

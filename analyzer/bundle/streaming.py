@@ -193,8 +193,8 @@ class Splittable(ItemSink, Protocol):
     def merge(self, summary: object) -> bool: ...
 
 
-SPLIT_MIN_ITEMS = 20_000  # below this a worker costs more (fork, pickling) than it saves
-PARENT_SHARE = 0.45  # this process's share: it also reads the other files while the worker reads the rest
+SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
+PARENT_SHARE = 0.4  # this process's share: it also reads the other files while the worker reads the rest
 
 
 Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]

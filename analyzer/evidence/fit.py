@@ -41,10 +41,16 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
         # The pods holding what is short, largest first; capped per node, so a pod that is short of
         # memory on 5,000 nodes does not list every pod of the cluster.
         first = short[0] if short else None
-        holders = [h for h in c.pods_on.get(node.name, ()) if any(h.requests.get(r) for r in short if r != DEVICES)]
+        held = [r for r in short if r != DEVICES]
+        on = c.pods_on.get(node.name, ())
+        if len(held) == 1:  # the usual case, without a generator per pod on the node
+            only = held[0]
+            holders = [h for h in on if h.requests.get(only)]
+        else:
+            holders = [h for h in on if any(h.requests.get(r) for r in held)]
         holders.sort(key=lambda h: -(h.requests.get(first, 0) if first else 0))
         used_by = [{"pod": h.key, "phase": h.phase,
-                    "requests": {r: format_units(r, h.requests[r]) for r in short if r != DEVICES and h.requests.get(r)}}
+                    "requests": {r: format_units(r, h.requests[r]) for r in held if h.requests.get(r)}}
                    for h in holders[:MAX_USED_BY]]
         row: dict = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
         if len(holders) > MAX_USED_BY:

@@ -53,6 +53,13 @@ def _fit_text(pod: PodFacts, node: NodeView, cluster: Cluster) -> str:
 
 def failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
     """The checks other than the selector that fail on this node (at most two: enough to tell 0, 1, more)."""
+    found, explained = _before_fit(pod, node, cluster)
+    return found if len(found) > 1 else _with_fit(found, explained, pod, node, cluster)
+
+
+def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[Reason], set[str]]:
+    """The failures before the fit check, and the resources they already explain. Without claims or
+    DeviceClass-served resources these read only the node's capacity, allocatable, taints and cordon."""
     found: list[Reason] = []
     explained: set[str] = set()
     advertised = check_advertised(pod, node, cluster)
@@ -66,18 +73,32 @@ def failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
             found.append(Reason(check=reason.check, text=f"only the {text}" if reason.check in ("taint", "cordon")
                                 else f"only: {text}"))
         if len(found) > 1:
-            return found
+            return found, explained
     if advertised is None:
         zero = check_allocatable(pod, node, cluster)
         if zero is not None:
             found.append(Reason(check=zero.check, text=f"only allocatable 0 ({zero.text}; repair the node)"))
             explained.update(r for r in pod.extended if node.allocatable.get(r, 0) == 0)
-    if len(found) > 1:
-        return found
+    return found, explained
+
+
+def _with_fit(found: list[Reason], explained: set[str], pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
     fit = _fit_reason(pod, node, cluster, explained)
-    if fit is not None:
-        found.append(fit)
-    return found
+    return found + [fit] if fit is not None else found
+
+
+def _node_blind(pod: PodFacts, cluster: Cluster) -> bool:
+    """Do the checks before fit read nothing of a node but its signature (capacity, allocatable, taints,
+    cordon)? Not with claims, nor when a DeviceClass may serve a requested extended resource: those read
+    the node's own devices."""
+    if pod.claims is not None:
+        return False
+    dra = cluster.dra
+    return dra is None or all(dra.world.extended_class(r) is None for r in pod.extended)
+
+
+def _signatures(nodes: list[NodeView]) -> list[tuple]:
+    return [(tuple(n.capacity.items()), tuple(n.allocatable.items()), n.taints, n.unschedulable) for n in nodes]
 
 
 def _selector_text(pod: PodFacts, node: NodeView) -> str:
@@ -95,13 +116,28 @@ class Nearest:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._failures: dict[tuple, list[list[Reason]]] = {}
+        self._signatures: list[tuple] | None = None
 
     def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
         """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
         key = (pod.tolerations, pod.requests, pod.claims_shape)
         found = self._failures.get(key)
         if found is None:
-            per_node = [failures(pod, n, self.cluster) for n in self.cluster.nodes or []]
+            c = self.cluster
+            nodes = c.nodes or []
+            if _node_blind(pod, c):
+                # 5,000 nodes are a few dozen kinds of node: the checks before fit run once per kind.
+                if self._signatures is None:
+                    self._signatures = _signatures(nodes)
+                before: dict[tuple, tuple[list[Reason], set[str]]] = {}
+                per_node = []
+                for n, sig in zip(nodes, self._signatures):
+                    pre = before.get(sig)
+                    if pre is None:
+                        pre = before[sig] = _before_fit(pod, n, c)
+                    per_node.append(pre[0] if len(pre[0]) > 1 else _with_fit(pre[0], pre[1], pod, n, c))
+            else:
+                per_node = [failures(pod, n, c) for n in nodes]
             found = self._failures[key] = (per_node, [i for i, f in enumerate(per_node) if not f])
         return found
 

@@ -8,9 +8,11 @@ each, and which RuntimeClasses and ResourceQuotas exist.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from fractions import Fraction
 
+import msgspec
 import orjson
 
 from analyzer.bundle.validation import Loaded, Violation
@@ -187,8 +189,9 @@ class PodsIndex:
         return PodsIndex(file=self.file, findings=Findings(), keep=self.keep)
 
     def summary(self) -> tuple:
-        """What a worker's part sends back: plain tuples (a Holder per pod would cost more to pickle than to
-        make), each distinct requests dict once."""
+        """What a worker's part sends back (pickled): the bulk (every pod's key and uid, usage, holders, the
+        targets' specs) as one msgpack buffer, several times cheaper to make and read than pickling 100,000
+        small objects; the few objects (targets without their specs, findings) as they are."""
         table: dict[int, int] = {}
         requests: list[dict[str, int]] = []
         holders = {}
@@ -201,17 +204,20 @@ class PodsIndex:
                     requests.append(h.requests)
                 rows.append((h.namespace, h.name, h.phase, ref))
             holders[node] = rows
-        return (self.keys, self.uids, self.usage, holders, requests, self.unknown, self.targets, self.asked,
-                self.findings.items)
+        specs = [(t.spec, t.status) for t in self.targets]
+        bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs))
+        bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
+        return bulk, bare, self.unknown, self.asked, self.findings.items
 
     def merge(self, summary: tuple) -> bool:
         """The worker's part, as if its items had been added here after this index's own; False, changing
         nothing, when a pod is in both parts (the duplicate finding must name the later one: read it here)."""
-        keys, uids, usage, holders, requests, unknown, targets, asked, found = summary
+        bulk, bare, unknown, asked, found = summary
+        keys, uids, usage, holders, requests, specs = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
-        self.keys |= keys
-        self.uids |= uids
+        self.keys.update(keys)
+        self.uids.update(uids)
         for node, used in usage.items():  # same key order as one pass: this part's first, then new ones
             mine = self.usage.get(node)
             if mine is None:
@@ -225,7 +231,7 @@ class PodsIndex:
                                       for ns, name, phase, ref in rows)
         for node, first in unknown.items():
             self.unknown.setdefault(node, first)
-        self.targets.extend(targets)
+        self.targets.extend(dataclasses.replace(t, spec=spec, status=status) for t, (spec, status) in zip(bare, specs))
         if asked is not None:
             self.asked = asked
         self.findings.items.extend(found)

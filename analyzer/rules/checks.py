@@ -172,18 +172,37 @@ def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason
     return None
 
 
+def _fit_order(pod: PodFacts, cluster: Cluster) -> tuple[tuple[str, int, bool], ...]:
+    """(resource, units wanted, extended?) for what the pod requests, plus one pod slot, accelerators first.
+    Made once per pod shape and cluster config (it is asked per node, tens of thousands of times): kept in
+    the frozen PodFacts' own __dict__, outside its fields, so equality and the funnel cache are untouched."""
+    config = cluster.config
+    cached = pod.__dict__.get("_fit_order")
+    if cached is not None and cached[0] is config:
+        return cached[1]
+    order = tuple((r, 1 if r == "pods" else pod.wants.get(r, 0), r in pod.extended)
+                  for r in config.resource_order(list(pod.wants) + ["pods"]))
+    order = tuple(x for x in order if x[1] > 0)  # the scheduler checks only what the pod requests
+    pod.__dict__["_fit_order"] = (config, order)
+    return order
+
+
+_NOTHING: dict[str, int] = {}
+
+
 def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]:
     """Every resource the pod is short of on the node (NodeResourcesFit), accelerators first."""
-    used = cluster.usage.get(node.name) or {}
+    used = cluster.usage.get(node.name) or _NOTHING
+    allocatable = node.allocatable
     out = []
-    for r in cluster.config.resource_order(list(pod.wants) + ["pods"]):
-        want = 1 if r == "pods" else pod.wants.get(r, 0)
-        if want <= 0:
-            continue  # the scheduler checks only what the pod requests
-        alloc, held, _ = available(pod, node, cluster, r, used)
-        free = alloc - held
-        if free < want:
-            out.append(Shortage(resource=r, allocatable=alloc, used=held, free=free, requested=want))
+    for r, want, extended in _fit_order(pod, cluster):
+        alloc = allocatable.get(r, 0)
+        if alloc == 0 and extended:
+            alloc, held, _ = available(pod, node, cluster, r, used)  # perhaps served by a DeviceClass
+        else:
+            held = used.get(r, 0)
+        if alloc - held < want:
+            out.append(Shortage(resource=r, allocatable=alloc, used=held, free=alloc - held, requested=want))
     return out
 
 

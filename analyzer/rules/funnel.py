@@ -154,16 +154,12 @@ def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | Non
                         unfilled -= 1
                         if unfilled == 0:
                             break
+        first_seen = {text: i for i, text in enumerate(names)}  # groups in the order their first node came
         out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
                     "removed": [{"reason": text, "count": n, "nodes": names.get(text, []),
                                  "more": n - len(names.get(text, []))}
-                                for text, n in sorted(counts.items(), key=lambda kv: _first_seen(kv[0], names))]})
+                                for text, n in sorted(counts.items(), key=lambda kv: first_seen.get(kv[0], len(first_seen)))]})
     return out
-
-
-def _first_seen(text: str, names: dict[str, list[str]]) -> int:
-    order = list(names)
-    return order.index(text) if text in order else len(order)
 
 
 def decide(case: Case) -> Decision | None:

@@ -46,10 +46,17 @@ class FunnelResult:
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
     reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
+    _fit_names: list[str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def fits(self) -> list[NodeView]:
         return self.stages[-1].kept if self.word is None else []
+
+    def fit_names(self) -> list[str]:
+        """The names of `fits`, made once per funnel (every pod of the shape asks; there may be thousands)."""
+        if self._fit_names is None:
+            self._fit_names = [n.name for n in self.fits]
+        return list(self._fit_names)
 
     @property
     def last(self) -> StageResult:

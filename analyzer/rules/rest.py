@@ -13,7 +13,7 @@ from analyzer.rules.funnel import _names
 def decide(case: Case) -> Decision:
     c, ev = case.cluster, case.evidence
     assert case.funnel is not None  # the funnel rule ran and left candidates
-    fits = [n.name for n in case.funnel.fits]
+    fits = case.funnel.fit_names()
     if case.claims is not None:
         # Nodes where a device or expression the model cannot judge decides: unknown, not "fits".
         why = {n.name: dra_devices.unknown(case.claims, n, c) for n in case.funnel.fits}
@@ -23,7 +23,7 @@ def decide(case: Case) -> Decision:
                             reason=f"{len(fits)} node(s) might fit, but the claims cannot be judged there: "
                                    f"{next(iter(why.values()))}")
         fits = [n for n in fits if not why[n]]
-    unknown = [n for n in fits if n in c.unknown_usage]
+    unknown = [n for n in fits if n in c.unknown_usage] if c.unknown_usage else []
     if unknown and len(unknown) == len(fits):
         ev["missing"] = c.unknown_usage[unknown[0]].file
         ev["unknown_usage"] = {n: str(c.unknown_usage[n]) for n in unknown[:20]}
