@@ -268,3 +268,27 @@ def test_progress_line_on_a_terminal_and_never_in_a_pipe(tmp_path: Path) -> None
     assert piped.stderr == b""  # no progress, no escape codes, in a pipe
     quiet = subprocess.run(cmd + ["--quiet"], capture_output=True, env=env, cwd=REPO)
     assert quiet.stdout == piped.stdout and quiet.stderr == b""
+
+
+def test_a_pod_asked_by_name_is_found_in_the_workers_share(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`why NS/NAME` on a running pod near the end of pods.json (read by the worker): the same pod is answered."""
+    items = json.loads((generated / "pods.json").read_text())["items"]
+    pod = next(p for p in reversed(items) if p["spec"].get("nodeName") and p["status"].get("phase") == "Running")
+    keep = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+    def asked() -> dict:
+        analysis = analyse(generated, Options(), classify=False, keep=keep)
+        analysis.bundle.close()
+        asked = analysis.cluster.asked
+        assert asked is not None
+        return {"key": asked.key, "spec": asked.spec, "status": asked.status, "source": asked.source}
+
+    with monkeypatch.context() as m:
+        m.setenv(forked.ENV, "0")
+        want = asked()
+    with monkeypatch.context() as m:
+        made = _counting_children(m)
+        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
+        m.setenv(forked.ENV, "1")
+        assert asked() == want
+    assert made == [1] and want["key"] == "/".join(keep)
