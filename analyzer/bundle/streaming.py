@@ -281,12 +281,13 @@ def _worker_share(raws: list, lo: int, *, file: str, item_check: Compiled, sink:
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
-                progress: Progress | None = None) -> Streamed:
+                progress: Progress | None = None, before_fork: Callable[[], None] | None = None) -> Streamed:
     """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
     (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
     A large List given to a Splittable sink is shared with a worker process (bundle/forked.py): this
     process reads the first PARENT_SHARE of the items, the worker the rest, and `Streamed.pending` must be
-    finished (or abandoned) by the caller. The caller drops `data` afterwards; nothing here keeps it."""
+    finished (or abandoned) by the caller; `before_fork()` is called first (the caller's checksum thread ends
+    there: it has had the whole split to run). The caller drops `data` afterwards; nothing here keeps it."""
     envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
     try:
         envelope, raws = _split(data, kind)
@@ -303,6 +304,8 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     if total >= SPLIT_MIN_ITEMS and hasattr(sink, "part"):
         stop = max(1, int(total * PARENT_SHARE))
         share = functools.partial(_worker_share, raws, stop, file=file, item_check=item_check, sink=sink)
+        if before_fork is not None:
+            before_fork()  # no thread of ours running while the process forks
         child = forked.start(share)
         if child is None:
             stop = total

@@ -133,7 +133,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
-                               add=loaded.add, progress=progress)
+                               add=loaded.add, progress=progress, before_fork=hasher.join if hasher else None)
     except UnreadableItem as exc:
         del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
         loaded.violation_count = count_at
