@@ -59,6 +59,7 @@ class Analysis:
     findings: list[Violation]  # the model's and the attempts' own findings, beside the schema findings
     verdicts: list[Verdict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # for the person, on stderr; never change an answer
+    pod_states: dict[str, tuple[str, str | None]] | None = None  # namespace/name -> (node, phase), when asked
 
     @property
     def problems(self) -> list[str]:
@@ -96,12 +97,13 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
 
 
 def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
-                  keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None
-                  ) -> tuple[Loaded, PodsIndex]:
+                  keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None,
+                  pod_states: bool = False) -> tuple[Loaded, PodsIndex]:
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
-    its slim record, a target's spec and status, and the pod `keep` names), events.json down to the
-    failures the readers use; the small kinds kept whole in `loaded.documents`."""
-    pods = PodsIndex(file="pods.json", findings=Findings(), keep=keep)
+    its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
+    node and phase), events.json down to the failures the readers use; the small kinds kept whole in
+    `loaded.documents`."""
+    pods = PodsIndex(file="pods.json", findings=Findings(), keep=keep, states=pod_states)
     sinks = {"pods": pods, "events": KeepIf(wanted=_wanted_event)}
     return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
 
@@ -115,22 +117,23 @@ def _wanted_event(event: dict) -> bool:
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,
-            progress: Callable[[str], Progress | None] | None = None) -> Analysis:
+            progress: Callable[[str], Progress | None] | None = None, pod_states: bool = False) -> Analysis:
     """Open, validate and classify. Raises BundleError (exit 2) when nothing can be answered.
     `keep`: a pod asked about by name (`why`), kept whole even if it is not a target.
+    `pod_states`: keep every pod's node and phase in `Analysis.pod_states` (diff).
     classify=False: `verdicts` stays empty; iter_verdicts() gives them one at a time (streamed output)."""
     config = options.config()
     given = manifest_attempts(list(options.manifests))
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            loaded, pods = load_streamed(bundle, keep=keep, progress=progress)
+            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states)
             cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = []
             extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_refusals(loaded)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
-                                findings=cluster.findings.items + stored.findings, notes=notes)
+                                findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)
             if classify:
                 analysis.verdicts = classify_all(cluster, extra, namespaces=options.namespaces)
     except BaseException:

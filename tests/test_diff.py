@@ -219,3 +219,37 @@ def test_bundle_without_manifest_says_so_and_names_what_only_one_collected(tmp_p
     assert all(t.why == "no longer a target (the attempt is not in the new bundle and no such pod exists)" for t in d.resolved)
     table = run_cli("diff", LAB, bare).stdout
     assert "collected unknown (no manifest)" in table.splitlines()[1]
+
+
+def test_each_bundle_is_read_once_and_a_finished_target_says_where(tmp_path, monkeypatch):
+    """diff reads a bundle the way analyze does: pods.json once, streamed (on a 150,000-pod bundle reading it
+    whole, twice, took 9 GB), and a target that has since finished still says where it ran."""
+    from analyzer.bundle.reading import Bundle
+
+    reads: list[str] = []
+    original = Bundle.read_mapped
+    whole = Bundle.read_bytes
+
+    def mapped(self, rel):
+        reads.append(rel)
+        monkeypatch.setattr(Bundle, "read_bytes", whole)  # read_mapped reads a small file with read_bytes
+        try:
+            return original(self, rel)
+        finally:
+            monkeypatch.setattr(Bundle, "read_bytes", counted)
+
+    def counted(self, rel):
+        reads.append(rel)
+        return whole(self, rel)
+
+    monkeypatch.setattr(Bundle, "read_mapped", mapped)
+    monkeypatch.setattr(Bundle, "read_bytes", counted)
+
+    def finish(items: list[dict]) -> list[dict]:
+        done = {"nodeName": "gpu-ok"}
+        return [{**p, "spec": {**p["spec"], **done}, "status": {**p["status"], "phase": "Succeeded"}}
+                if p["metadata"]["name"] == "exhausted" else p for p in items]
+
+    d = diff_bundles(LAB, lab_copy(tmp_path, "new", pods=finish))
+    assert reads.count("pods.json") == 2 and reads.count("nodes.json") == 2  # once per bundle
+    assert {t.key: t.why for t in d.resolved}["lab/exhausted"] == "finished (Succeeded) on gpu-ok"

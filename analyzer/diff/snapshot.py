@@ -1,7 +1,7 @@
 """One bundle -> a Snapshot (plain records): what was collected, words, pods, GPU nodes, pools, quotas.
 
-The bundle is read through the occupancy adapter (nodes, pods) and cause_words (the classifier);
-raw JSON stops here.
+The bundle is read once, by the pipeline `analyze` uses (words.cause_words), and the occupancy picture
+comes from that analysis; raw JSON stops here.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.bundle.reading import Bundle, open_bundle
+from analyzer.bundle.reading import Bundle
 from analyzer.diff.records import NodeGpu, PodState, Snapshot
 from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
-from analyzer.bundle.reading import gc_paused
-from analyzer.occupancy.adapter import from_items, read_items
+from analyzer.occupancy.adapter import read_items
 from analyzer.model.quantity import QuantityError, format_exact, parse
 
 # A node label about its accelerators, beyond those that mention one by name.
@@ -22,6 +21,7 @@ EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)
 
 
 COLLECTED = "collected"
+_COMPARED = ("pods.json", "nodes.json", "resourcequotas.json")
 
 
 def _files(bundle: Bundle) -> dict[str, str]:
@@ -90,22 +90,31 @@ def _pods(items: list) -> dict[str, PodState]:
 
 
 def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snapshot:
-    """Read one bundle (directory or .tar.gz). Raises BundleError when it cannot be read at all."""
+    """Read one bundle (directory or .tar.gz) once, as `analyze` reads it (streamed: a 150,000-pod bundle is
+    never held whole). Raises BundleError when it cannot be read at all. `config`: the accelerators counted
+    (the default's resources unless given)."""
     from analyzer.occupancy.adapter import node_facts
+    from analyzer.occupancy.from_analysis import occupancy_of
 
-    config = config or AcceleratorConfig()
-    problems: list[str] = []
-    with open_bundle(path) as bundle, gc_paused():
+    analysis = cause_words(path, config)
+    with analysis.bundle as bundle:
+        loaded = analysis.loaded
         for kind in ("nodes", "pods"):
-            if not bundle.has(f"{kind}.json"):
+            if not loaded.has(kind):
                 raise BundleError(f"{path}: {kind}.json", "not collected; diff needs nodes.json and pods.json in both bundles")
+        # Problems: the items the comparison leaves out, each line once: unreadable files, then the pods, nodes
+        # and quotas `analyze` could not use (its own findings, word for word), then what only diff reads.
+        # A manifest's size or checksum finding leaves nothing out: `validate` reports it, not diff.
+        problems: list[str] = [str(e) for e in loaded.unreadable]
+        problems += [str(v) for v in loaded.violations + analysis.findings if v.file in _COMPARED]
         manifest = bundle.manifest or {}
-        node_items = read_items(bundle.read_bytes, "nodes.json")
-        pod_items = read_items(bundle.read_bytes, "pods.json")
         files = _files(bundle)
         quotas = _quotas(bundle, problems)
-        occ = from_items(node_items, pod_items, config)
+        occ = occupancy_of(analysis)
+        assert occ is not None  # nodes and pods were read
+        node_items = loaded.documents["nodes"].items
     problems.extend(occ.problems)
+    config = analysis.cluster.config
     gpu_nodes = {r.node for r in occ.rows}
     used: dict[str, dict[str, int]] = {}
     for r in occ.rows:
@@ -114,7 +123,7 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
     for i, item in enumerate(node_items):
         try:
             f = node_facts(item, f"$.items[{i}]")
-        except ValueError:
+        except (ValueError, TypeError):
             continue  # already a problem of the occupancy picture
         if f.name not in gpu_nodes or f.name in nodes:
             continue
@@ -125,12 +134,13 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
             cordoned=f.unschedulable, ready=f.ready,
             gpu_labels={k: v for k, v in sorted(f.labels.items())
                         if k in EXTRA_GPU_LABELS or config.mentions_accelerator(k)})
-    targets = cause_words(path)
+    targets = {v.key: (v.target.kind, v.word) for v in analysis.verdicts}
     created = manifest.get("created")
     context = manifest.get("context")
+    states = analysis.pod_states or {}
     return Snapshot(label=str(path), created=created if isinstance(created, str) else None,
                     context=context if isinstance(context, str) else None, files=files,
                     words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
-                    pods=_pods(pod_items), nodes=nodes,
+                    pods={k: PodState(node=node, phase=phase) for k, (node, phase) in states.items()}, nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
-                    quotas=quotas, problems=tuple(problems))
+                    quotas=quotas, problems=tuple(dict.fromkeys(problems)))

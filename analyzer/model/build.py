@@ -109,10 +109,14 @@ class PodsIndex:
     the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
     is kept but its slim record, except a target's spec and status (the rules read them)."""
 
-    def __init__(self, *, file: str, findings: Findings, keep: tuple[str, str] | None = None) -> None:
+    def __init__(self, *, file: str, findings: Findings, keep: tuple[str, str] | None = None,
+                 states: bool = False) -> None:
         self.file = file
         self.findings = findings
         self.keep = keep
+        # states=True (diff): every pod's node and phase by namespace/name, valid or not, the last copy winning,
+        # so a resolved target can say "now runs on", "finished" or "deleted".
+        self.states: dict[str, tuple[str, str | None]] | None = {} if states else None
         self.usage: dict[str, dict[str, int]] = {}
         self.pods_on: dict[str, list[Holder]] = {}
         self.unknown: dict[str, Violation] = {}
@@ -143,6 +147,8 @@ class PodsIndex:
         status = item.get("status") or {}
         ns, name = meta["namespace"], meta["name"]
         key = f"{ns}/{name}"
+        if self.states is not None:
+            self.states[key] = (spec.get("nodeName") or "", status.get("phase"))
         uid = meta.get("uid")
         if key in self.keys or (uid and uid in self.uids):
             by_name = key in self.keys
@@ -186,7 +192,7 @@ class PodsIndex:
 
     # -- a worker's share (bundle/streaming.py Splittable): the items after the split point ---------------
     def part(self) -> "PodsIndex":
-        return PodsIndex(file=self.file, findings=Findings(), keep=self.keep)
+        return PodsIndex(file=self.file, findings=Findings(), keep=self.keep, states=self.states is not None)
 
     def summary(self) -> tuple:
         """What a worker's part sends back (pickled): the bulk (every pod's key and uid, usage, holders, the
@@ -205,7 +211,8 @@ class PodsIndex:
                 rows.append((h.namespace, h.name, h.phase, ref))
             holders[node] = rows
         specs = [(t.spec, t.status) for t in self.targets]
-        bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs))
+        bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
+                                       self.states))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items
 
@@ -213,7 +220,7 @@ class PodsIndex:
         """The worker's part, as if its items had been added here after this index's own; False, changing
         nothing, when a pod is in both parts (the duplicate finding must name the later one: read it here)."""
         bulk, bare, unknown, asked, found = summary
-        keys, uids, usage, holders, requests, specs = msgspec.msgpack.decode(bulk)
+        keys, uids, usage, holders, requests, specs, states = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -235,6 +242,8 @@ class PodsIndex:
         if asked is not None:
             self.asked = asked
         self.findings.items.extend(found)
+        if self.states is not None:
+            self.states.update((key, (node, phase)) for key, (node, phase) in states.items())
         return True
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
@@ -251,6 +260,8 @@ class PodsIndex:
         if node and phase not in TERMINATED:
             self.unknown.setdefault(node, first)
         ns, name = meta.get("namespace"), meta.get("name")
+        if self.states is not None and isinstance(ns, str) and isinstance(name, str):
+            self.states[f"{ns}/{name}"] = (node, phase)
         if not (isinstance(ns, str) and isinstance(name, str) and ns and name):
             return
         target = Target(kind="Pod", namespace=ns, name=name, spec=None, created=True, source=f"{self.file} {path}",
