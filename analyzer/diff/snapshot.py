@@ -117,8 +117,10 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
     config = analysis.cluster.config
     gpu_nodes = {r.node for r in occ.rows}
     used: dict[str, dict[str, int]] = {}
+    offered: dict[str, dict[str, tuple[int | None, int | None]]] = {}  # devices a DeviceClass serves there
     for r in occ.rows:
         used.setdefault(r.node, {})[r.resource] = r.used
+        offered.setdefault(r.node, {})[r.resource] = (r.capacity, r.allocatable)
     nodes: dict[str, NodeGpu] = {}
     for i, item in enumerate(node_items):
         try:
@@ -127,9 +129,12 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
             continue  # already a problem of the occupancy picture
         if f.name not in gpu_nodes or f.name in nodes:
             continue
+        devices = {k: v for k, v in offered.get(f.name, {}).items() if k not in f.capacity and v[0] is not None}
         nodes[f.name] = NodeGpu(
-            capacity={k: v for k, v in f.capacity.items() if config.is_accelerator(k)},
-            allocatable={k: v for k, v in f.allocatable.items() if config.is_accelerator(k)},
+            capacity={**{k: v for k, v in f.capacity.items() if config.is_accelerator(k)},
+                      **{k: v[0] for k, v in devices.items()}},
+            allocatable={**{k: v for k, v in f.allocatable.items() if config.is_accelerator(k)},
+                         **{k: v[1] for k, v in devices.items() if v[1] is not None}},
             used=used.get(f.name, {}), taints=tuple(sorted(str(t) for t in f.taints if t.effect in ("NoSchedule", "NoExecute"))),
             cordoned=f.unschedulable, ready=f.ready,
             gpu_labels={k: v for k, v in sorted(f.labels.items())
