@@ -119,3 +119,30 @@ def test_nodes_of_one_kind_share_their_checks_without_changing_a_word(generated,
     monkeypatch.setattr(nearest, "_node_blind", lambda pod, cluster: False)
     assert evidence() == shared
     assert sum(1 for v in shared if v.get("evidence", {}).get("nearest")) >= 10
+
+
+def test_a_pinned_attempt_and_a_pod_of_the_same_shape_do_not_share_nearest_nodes(tmp_path):
+    """spec.nodeName bypasses the scheduler: the kubelet ignores NoSchedule taints (lifecycle predicate), so
+    for the pinned copy of lab/exhausted the tainted GPU node fails only on its name; the unpinned pod of the
+    same tolerations and requests is cached first and must not lend it its failures."""
+    import json
+
+    pod = next(p for p in json.loads((LAB / "pods.json").read_text())["items"] if p["metadata"]["name"] == "exhausted")
+    pinned = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"namespace": "lab", "name": "exhausted-pinned"},
+              "spec": {**pod["spec"], "nodeName": "gpu-tainted"}}
+    manifest = tmp_path / "pinned.json"
+    manifest.write_text(json.dumps(pinned))
+    analysis = analyse(LAB, Options(manifests=(manifest,)))
+    with analysis.bundle:
+        c = analysis.cluster
+        by_key = {v.key: v for v in analysis.verdicts}
+        for key in ("lab/exhausted", "lab/exhausted-pinned"):
+            v = by_key[key]
+            assert v.evidence["nearest"], key
+            facts = PodFacts.of(v.target.spec, pin=v.target.spec.get("nodeName") or "")
+            expected = [n.name for n in c.nodes
+                        if len(failures(facts, n, c) + ([1] if check_selector(facts, n, c) else [])) == 1]
+            assert [n["node"] for n in v.evidence["nearest"]] == [n for n in expected
+                                                                  if n in {x["node"] for x in v.evidence["nearest"]}]
+            assert len(v.evidence["nearest"]) + v.evidence.get("nearest_more", 0) == len(expected), key

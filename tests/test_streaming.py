@@ -292,3 +292,77 @@ def test_a_pod_asked_by_name_is_found_in_the_workers_share(generated: Path, monk
         m.setenv(forked.ENV, "1")
         assert asked() == want
     assert made == [1] and want["key"] == "/".join(keep)
+
+
+def test_a_second_copy_within_the_workers_share_is_named_as_one_pass_names_it(generated: Path, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last pod repeats the uid of the one before it and the name of the first: read in one pass the name is
+    checked first, so the finding names the name, not the uid (the worker's part is read again here)."""
+    def twin(doc: dict) -> bytes:
+        items = doc["items"]
+        items[-1]["metadata"]["uid"] = items[-2]["metadata"]["uid"]
+        items[-1]["metadata"]["namespace"] = items[0]["metadata"]["namespace"]
+        items[-1]["metadata"]["name"] = items[0]["metadata"]["name"]
+        return json.dumps(doc).encode()
+
+    bundle = _with_pods(generated, tmp_path, twin)
+    _same(monkeypatch, bundle)
+    last = len(json.loads((bundle / "pods.json").read_text())["items"]) - 1
+    assert any(f"$.items[{last}].metadata.name" in f for f in _shared(monkeypatch, bundle, strict=True)["violations"]
+               + _shared(monkeypatch, bundle, strict=False)["findings"])
+
+
+def test_a_parent_that_ignores_sigchld_still_gets_the_workers_share(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A launcher may start us with SIGCHLD ignored (the kernel then reaps children itself): the worker's
+    result is still used, not an internal error."""
+    import signal
+
+    with monkeypatch.context() as m:
+        m.setenv(forked.ENV, "0")
+        want = _streamed(generated, strict=False)
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        with monkeypatch.context() as m:
+            made = _counting_children(m)
+            got = _shared(monkeypatch, generated, strict=False)
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert made == [1] and got == want
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts child processes through /proc")
+def test_a_run_that_fails_while_the_worker_reads_leaves_no_worker_behind(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory (or Ctrl-C) in this process while the worker reads its share: the worker is stopped and
+    reaped, not left writing to a pipe nobody reads."""
+    from analyzer.model.build import PodsIndex
+
+    original = PodsIndex.add
+
+    def failing(self, path: str, item: dict):
+        if path == "$.items[10]":
+            raise MemoryError
+        return original(self, path, item)
+
+    before = set(_children())  # other tests' processes, if any are still around
+    with monkeypatch.context() as m:
+        made = _counting_children(m)
+        m.setattr(PodsIndex, "add", failing)
+        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
+        m.setenv(forked.ENV, "1")
+        with pytest.raises(MemoryError):
+            analyse(generated, Options(), classify=False)
+    assert made == [1]
+    assert set(_children()) <= before

@@ -42,11 +42,17 @@ class Child:
         self._done = False
         self._value: object = None
         read, write = os.pipe()
-        pid = os.fork()
+        parent = os.getpid()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read)
+            os.close(write)
+            raise
         if pid == 0:  # the child: never returns into the caller's code
             try:
                 os.close(read)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it quietly; the parent reports
+                _child_signals(parent)
                 try:
                     payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
                 except BaseException:  # noqa: BLE001 - any failure: the parent redoes the share
@@ -74,13 +80,13 @@ class Child:
                 chunks.append(chunk)
         finally:
             os.close(self._read)
-            _, status = os.waitpid(self._pid, 0)
+            status = _reap(self._pid)
         payload = b"".join(chunks)
         del chunks
-        if status != 0 or not payload:
+        if status not in (0, None) or not payload:
             return None
         try:
-            self._value = pickle.loads(payload)
+            self._value = pickle.loads(payload)  # a torn payload (a killed child) does not load
         except Exception:  # noqa: BLE001 - a torn or odd payload: the caller redoes the share
             self._value = None
         return self._value
@@ -95,7 +101,35 @@ class Child:
         except ProcessLookupError:
             pass
         os.close(self._read)
-        os.waitpid(self._pid, 0)
+        _reap(self._pid)
+
+
+def _reap(pid: int) -> int | None:
+    """The child's wait status; None when it was reaped already (a parent started with SIGCHLD ignored has
+    its children reaped by the kernel): then the payload alone tells whether it finished."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
+
+
+def _child_signals(parent: int) -> None:
+    """Ctrl-C ends the worker quietly (the parent reports it), unless the parent ignores it (a background job);
+    and the worker dies with its parent, so a killed analyzer never leaves it running (Linux prctl)."""
+    try:
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # forked from a thread other than the main one: keep what the parent had
+        pass
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's own handlers still stop it (abandon)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(0)
 
 
 def start(work: Callable[[], object]) -> Child | None:

@@ -123,7 +123,10 @@ def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
     """A msgspec type that splits a List in one pass (one scan of 1.6 GB, not two): `items` as a list of raw
     item slices, and the envelope's properties plus `metadata` (what kubectl writes) as raw slices, each
     then parsed by orjson as before. Any other top-level field fails the decode and the file is split in
-    two passes keeping every field, so nothing orjson would refuse is ever skipped unread. None when the
+    two passes keeping every field, each parsed by orjson. Known gap (in both splits): a top-level key given
+    twice keeps its last value, as orjson does, but the earlier value is only checked for JSON syntax, not for
+    what orjson alone refuses (a number like 1e400, bad UTF-8), so such a file is answered where the
+    whole-document reading would call it unreadable; kubectl never writes a key twice. None when the
     envelope schema constrains fields it does not name (no List schema here does)."""
     parts = schema_files.envelope_and_item(kind)
     if parts is None:
@@ -313,13 +316,16 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     if progress is not None:
         scale = total / stop if stop else 1.0  # the worker's share goes at about the same pace
         tick = lambda i: progress(min(int(i * scale), total), total)  # noqa: E731
-    bad = _visit(raws, 0, stop, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
-    if bad is not None:
+    try:
+        bad = _visit(raws, 0, stop, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
+        if bad is not None:
+            raise _unreadable(data, file, bad)
+        if progress is not None:
+            progress(total, total)
+    except BaseException:
         if child is not None:
-            child.abandon()
-        raise _unreadable(data, file, bad)
-    if progress is not None:
-        progress(total, total)
+            child.abandon()  # whatever ends this run here (Ctrl-C, no memory, an unreadable item) ends the worker
+        raise
     pending = None if child is None else Pending(child=child, data=data, raws=raws, lo=stop, file=file,
                                                  item_check=item_check, sink=sink, add=add)  # type: ignore[arg-type]
     return Streamed(count=total, single=False, pending=pending)

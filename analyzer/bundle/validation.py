@@ -144,7 +144,12 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
     finally:
         if hasher:
             hasher.join()
-    checked()
+    try:
+        checked()
+    except BaseException:
+        if streamed.pending is not None:
+            streamed.pending.abandon()
+        raise
     del data
     pending = streamed.pending
     finish = None

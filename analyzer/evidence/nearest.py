@@ -120,7 +120,7 @@ class Nearest:
 
     def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
         """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
-        key = (pod.tolerations, pod.requests, pod.claims_shape)
+        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
         found = self._failures.get(key)
         if found is None:
             c = self.cluster

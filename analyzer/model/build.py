@@ -125,6 +125,7 @@ class PodsIndex:
         self.uids: set[str] = set()
         self.asked: Target | None = None
         self._by_resources: dict[bytes, dict[str, int]] = {}
+        self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
 
     def _requests(self, spec: dict) -> dict[str, int]:
         """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
@@ -151,6 +152,7 @@ class PodsIndex:
             self.states[key] = (spec.get("nodeName") or "", status.get("phase"))
         uid = meta.get("uid")
         if key in self.keys or (uid and uid in self.uids):
+            self.duplicates += 1
             by_name = key in self.keys
             what = f"a second pod {key}" if by_name else f"a second pod with uid {uid}"
             return self.findings.add(self.file, [(f"{path}.metadata.{'name' if by_name else 'uid'}", "each pod once", what)])
@@ -214,12 +216,15 @@ class PodsIndex:
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
                                        self.states))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
-        return bulk, bare, self.unknown, self.asked, self.findings.items
+        return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
     def merge(self, summary: tuple) -> bool:
         """The worker's part, as if its items had been added here after this index's own; False, changing
-        nothing, when a pod is in both parts (the duplicate finding must name the later one: read it here)."""
-        bulk, bare, unknown, asked, found = summary
+        nothing, when that cannot be exact: a pod in both parts, or a second copy within the part (which of
+        name and uid the finding names depends on the pods before it: read the part here)."""
+        bulk, bare, unknown, asked, found, duplicates = summary
+        if duplicates:
+            return False
         keys, uids, usage, holders, requests, specs, states = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
