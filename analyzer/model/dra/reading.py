@@ -8,7 +8,7 @@ here raises on bundle data. The rules and the allocator only read the records.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, EXACT_COUNT, RULES_FILE, SLICES_FILE, TEMPLATES_FILE,
                                       V1BETA1, AllocatedDevice, Claim, ClaimSpec, Constraint, DeviceAsk, DeviceClass,
@@ -292,23 +292,10 @@ def _unreadable_rule(item: Any, path: str, problem: Problem) -> TaintRule:
                      source=path, problem=problem)
 
 
-def _rules(items: Iterable[Any], problems: list[Problem]) -> tuple[TaintRule, ...]:
-    out = []
-    for i, item in enumerate(items):
-        path = f"$.items[{i}]"
-        try:
-            if not isinstance(item, dict):
-                raise _Bad(path, f"expected an object, found {type(item).__name__}")
-            out.append(_taint_rule(item, path))
-        except _Bad as bad:
-            problem = Problem(file=RULES_FILE, path=bad.path, message=bad.message)
-            problems.append(problem)
-            out.append(_unreadable_rule(item, path, problem))
-    return tuple(out)
-
-
 def _read(file: str, items: Iterable[Any], build, problems: list[Problem],
-          unreadable: dict[tuple[str, str, str], Problem]) -> list:
+          unreadable: dict[tuple[str, str, str], Problem],
+          stand_in: Callable[[Any, str, Problem], Any] | None = None) -> list:
+    """The items `build` can read; each other one is a Problem, and `stand_in`'s record of it where given."""
     out = []
     for i, item in enumerate(items):
         path = f"$.items[{i}]"
@@ -319,6 +306,8 @@ def _read(file: str, items: Iterable[Any], build, problems: list[Problem],
         except _Bad as bad:
             problem = Problem(file=file, path=bad.path, message=bad.message)
             problems.append(problem)
+            if stand_in is not None:
+                out.append(stand_in(item, path, problem))
             meta = item.get("metadata") if isinstance(item, dict) else None
             if isinstance(meta, dict) and isinstance(meta.get("name"), str):
                 unreadable[(file, str(meta.get("namespace") or ""), meta["name"])] = problem
@@ -358,8 +347,8 @@ def build_views(*, resourceclaims: Iterable[Any] = (), resourceclaimtemplates: I
     classes = _read(CLASSES_FILE, deviceclasses, _class, problems, unreadable)
     slices = _read(SLICES_FILE, resourceslices, _slice, problems, unreadable)
     pools, dropped = _pools(slices)
-    rules = _rules(devicetaintrules, problems)
+    rules = _read(RULES_FILE, devicetaintrules, _taint_rule, problems, unreadable, stand_in=_unreadable_rule)
     return DraViews(claims={(c.namespace, c.name): c for c in claims},
                     templates={(t.namespace, t.name): t for t in templates},
                     classes={c.name: c for c in classes}, pools=pools, dropped_slices=dropped, problems=tuple(problems),
-                    unreadable=unreadable, taint_rules=rules)
+                    unreadable=unreadable, taint_rules=tuple(rules))
