@@ -10,6 +10,7 @@ from __future__ import annotations
 
 def dra_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:  # noqa: N803 (schema constants)
     meta = ref("objectMeta")
+    NONEMPTY = {"type": "string", "minLength": 1}  # noqa: N806 (a schema constant)
     cel = {"type": "object", "required": ["cel"],
            "properties": {"cel": {"type": "object", "required": ["expression"], "properties": {"expression": STR}}}}
     toleration = {"type": "object", "properties": {"key": STR, "operator": STR, "value": STR, "effect": STR}}
@@ -46,8 +47,14 @@ def dra_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[s
         "DeviceClass": {"type": "object", "required": ["metadata"], "properties": {
             "metadata": meta, "spec": {"type": "object", "properties": {
                 "selectors": arr(cel), "extendedResourceName": {"type": ["string", "null"]}}}}},
-        "DeviceTaintRule": {"type": "object", "required": ["metadata"], "properties": {
-            "metadata": meta, "spec": {"type": "object"}}},
+        # v1alpha3 (v1.33-v1.36) and v1beta2 (v1.36): deviceClassName and selectors exist in v1.33/v1.34 only.
+        "DeviceTaintRule": {"type": "object", "required": ["metadata", "spec"], "properties": {
+            "metadata": meta, "spec": {"type": "object", "required": ["taint"], "properties": {
+                "deviceSelector": {"type": "object", "properties": {
+                    "driver": NONEMPTY, "pool": NONEMPTY, "device": NONEMPTY, "deviceClassName": NONEMPTY,
+                    "selectors": arr(cel)}},
+                "taint": {"type": "object", "required": ["key", "effect"],
+                          "properties": {"key": NONEMPTY, "value": STR, "effect": STR}}}}}},
         "ResourceSlice": {"type": "object", "required": ["metadata", "spec"], "properties": {
             "metadata": meta, "spec": {"type": "object", "required": ["driver", "pool"], "properties": {
                 "driver": STR, "nodeName": STR, "nodeSelector": {"type": "object"}, "allNodes": BOOL,

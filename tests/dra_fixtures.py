@@ -185,3 +185,36 @@ def to_v1beta1(b: DraBundle) -> None:
     for s in b.items("resourceslices"):
         for d in s["spec"]["devices"]:
             d["basic"] = {k: d.pop(k) for k in ("attributes", "capacity") if k in d}
+
+
+# ---- DeviceTaintRules -------------------------------------------------------------------------------------
+# No rule is in the shared recordings: a rule is written in the shape a v1.36 server returns it
+# (k8s.io/api resource/v1beta2 types.go DeviceTaintRule; v1alpha3 of v1.33/v1.34 adds deviceSelector.deviceClassName
+# and .selectors), metadata as the server fills it, taint.timeAdded as SetDefaults_DeviceTaint sets it.
+
+UNHEALTHY = {"key": "gpu.example.com/unhealthy", "value": "true", "effect": "NoSchedule"}
+NO_SELECTOR = object()  # add_taint_rule(selector=NO_SELECTOR): spec.deviceSelector left out
+
+
+def add_taint_rule(b: DraBundle, name: str, selector: dict | object = NO_SELECTOR, *, taint: dict | None = None,
+                   api_version: str = "resource.k8s.io/v1beta2") -> dict:
+    spec: dict = {"taint": {**(taint or UNHEALTHY), "timeAdded": "2026-11-29T17:40:00Z"}}
+    if selector is not NO_SELECTOR:
+        spec["deviceSelector"] = selector
+    rule = {"apiVersion": api_version, "kind": "DeviceTaintRule",
+            "metadata": {"name": name, "uid": str(uuid.uuid4()), "resourceVersion": "301", "generation": 1,
+                         "creationTimestamp": "2026-11-29T17:40:00Z"},
+            "spec": spec, "status": {}}
+    if b.files.get("devicetaintrules") is None:
+        b.files["devicetaintrules"] = []
+    b.items("devicetaintrules").append(rule)
+    return rule
+
+
+def one_device_free() -> DraBundle:
+    """The exhausted recording without holder-2 (its pod, claim and events): gpu-0 held by holder-1, gpu-1 free."""
+    b = exhausted()
+    b.drop("pods", "holder-2")
+    b.drop("resourceclaims", "holder-2-gpu-wj7dv")
+    b.files["events"] = [e for e in b.items("events") if e["involvedObject"]["name"] != "holder-2"]
+    return b

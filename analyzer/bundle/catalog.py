@@ -53,7 +53,7 @@ KINDS: tuple[Kind, ...] = (
          namespaced=False),
     Kind(file="deviceclasses.json", resource="deviceclasses.resource.k8s.io", group=DRA_GROUP, item_kind="DeviceClass",
          namespaced=False),
-    # Collected as evidence where served; the rules read the taints written on the devices themselves.
+    # Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py).
     Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
          item_kind="DeviceTaintRule", namespaced=False),
 )

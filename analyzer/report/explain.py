@@ -78,6 +78,8 @@ def render(v: Verdict, out: TextIO) -> None:
                     w(f"      held: {h['device']} by claim {h['claim']}" + (f" ({', '.join(h['pods'])})" if h["pods"] else "") + "\n")
                 for e in r["cel_errors"][:3]:
                     w(f"      CEL error on {e['device']}: {e['error']}\n")
+                for t in r.get("tainted", [])[:10]:
+                    w(f"      tainted: {t['device']}: {', '.join(t['taints'])}\n")
     sched = v.scheduler or {}
     if sched:
         w("\nThe scheduler's own message (evidence only; the word never depends on it):\n")

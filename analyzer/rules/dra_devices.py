@@ -16,7 +16,7 @@ from analyzer.rules.reason import Reason
 # every cause, which is why this family exists.
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"  # an allocated claim whose nodeSelector excludes the node
-UNKNOWN_STAGES = ("unmodelled", "unevaluable")
+UNKNOWN_STAGES = ("unmodelled", "unevaluable", "taints-unknown")
 
 
 SHOWN = 120  # characters of an expression shown in a reason or the evidence: bundles are untrusted, a 1 MB one is named
@@ -48,6 +48,14 @@ def _short_request(o: NodeOutcome, step: str) -> RequestEvidence | None:
 
 def _names(r: RequestEvidence) -> str:
     return f"{r.owner} request {r.request!r} (class {r.device_class})"
+
+
+def _tainted(r: RequestEvidence | None, shown_devices: int = 3) -> str:
+    """The devices the taints step removed and the taints that did it (a DeviceTaintRule's taint names the rule)."""
+    if r is None or not r.tainted:
+        return ""
+    text = "; ".join(f"{t.device} {', '.join(t.taints)}" for t in r.tainted[:shown_devices])
+    return text + (f"; … and {len(r.tainted) - shown_devices} more" if len(r.tainted) > shown_devices else "")
 
 
 def no_devices(claims: Resolution | None, node: NodeView, cluster: Cluster) -> Reason | None:
@@ -84,8 +92,9 @@ def device_taints(claims: Resolution | None, node: NodeView, cluster: Cluster) -
         return None
     r = _short_request(o, "taints")
     what = _names(r) if r else "the claim"
-    return Reason(check="device-taint", text=f"every device that could serve {what} has an untolerated device taint",
-                  scheduler=(CANNOT_ALLOCATE,))
+    tainted = _tainted(r)
+    return Reason(check="device-taint", text=f"every device that could serve {what} has an untolerated device taint"
+                  + (f": {tainted}" if tainted else ""), scheduler=(CANNOT_ALLOCATE,))
 
 
 def devices_free(claims: Resolution | None, node: NodeView, cluster: Cluster) -> Reason | None:
@@ -100,7 +109,9 @@ def devices_free(claims: Resolution | None, node: NodeView, cluster: Cluster) ->
         text = f"{_names(r)}: needs {r.needed}, the node has {r.left.get('taints', 0)} matching device(s) even when empty"
     else:
         text = f"{_names(r)}: {r.left.get('free', 0)} of {r.left.get('taints', 0)} matching device(s) free, {r.needed} needed"
-    return Reason(check="devices", text=text + (f"; held: {held}" if held else ""), scheduler=(CANNOT_ALLOCATE,))
+    tainted = _tainted(r)
+    text += (f"; held: {held}" if held else "") + (f"; tainted: {tainted}" if tainted else "")
+    return Reason(check="devices", text=text, scheduler=(CANNOT_ALLOCATE,))
 
 
 def unknown(claims: Resolution | None, node: NodeView, cluster: Cluster) -> str | None:
@@ -110,6 +121,8 @@ def unknown(claims: Resolution | None, node: NodeView, cluster: Cluster) -> str 
         return None
     if o.stage == "unevaluable":
         return f"CEL expression {shown(o.unevaluable)!r} cannot be evaluated ({o.unevaluable_why})"
+    if o.stage == "taints-unknown":
+        return str(o.unmodelled)
     return f"not modelled: {o.unmodelled}"
 
 
@@ -119,7 +132,8 @@ def outcome_evidence(o: NodeOutcome) -> dict:
         {"from": r.owner, "request": r.request, "deviceClassName": r.device_class, "needed": r.needed,
          "left_after": dict(r.left), "chosen": list(r.chosen),
          "held_by": [{"device": h.device, "claim": h.claim, "pods": list(h.pods)} for h in r.holders[:20]],
-         "cel_errors": [{"device": e.device, "expression": shown(e.expression), "error": e.error} for e in r.cel_errors[:5]]}
+         "cel_errors": [{"device": e.device, "expression": shown(e.expression), "error": e.error} for e in r.cel_errors[:5]],
+         "tainted": [{"device": t.device, "taints": list(t.taints)} for t in r.tainted[:20]]}
         for r in o.requests]}
     if o.too_large:
         out["too_large"] = True

@@ -249,6 +249,15 @@ def cel_selector(where: str, expression: str) -> Step:
     return edit("deviceclasses.json" if where == "class" else "resourceclaims.json", change, seal=False)
 
 
+def cel_taint_rule(expression: str) -> Step:
+    """Add devicetaintrules.json (the recording has none) with one v1alpha3 rule (v1.33/v1.34 shape) whose CEL
+    selector is the expression: the tracker evaluates it against every device (resourceslice/tracker applyPatches)."""
+    rule = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule", "metadata": {"name": "hostile"},
+            "spec": {"deviceSelector": {"selectors": [{"cel": {"expression": expression}}]},
+                     "taint": {"key": "gpu.example.com/unhealthy", "value": "true", "effect": "NoSchedule"}}}
+    return raw("devicetaintrules.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": [rule]}), seal=False)
+
+
 # -- generated content -----------------------------------------------------------------------
 
 def deep_json(depth: int, leaf: str = "0") -> bytes:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from hostile.build import (ATTEMPT_41, ATTEMPT_42, DRA_WORDS, LAB, LAB_WORDS, NODE, POD, attempt, bundle, cel_selector,
-                           copy_of, data_file, dra_bundle,
+                           cel_taint_rule, copy_of, data_file, dra_bundle,
                            deep_json, drop, edit, item, lab, lying_header_tar, manifest, member, node, outside_file,
                            pad_json, pod, put, raw, save, source_text, symlink, tar_builder, tar_of, unlink)
 
@@ -621,6 +621,11 @@ CASES: list[Case] = [
     *[case(f"dra-cel-{name}-in-{where}", dra_bundle(cel_selector(where, expression)), timeout=20,
            validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "unclassified"}))
       for name, expression in DRA_HOSTILE_CEL.items() for where in ("class", "claim")],
+    # The same in a DeviceTaintRule's selector: every device's taints are unknown, so the waiter is `unclassified`
+    # naming the rule (tests/test_dra_taint_rules.py); the holders' allocated claims need no taints judged.
+    *[case(f"dra-cel-{name}-in-taint-rule", dra_bundle(cel_taint_rule(expression)), timeout=20,
+           validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "unclassified"}))
+      for name, expression in DRA_HOSTILE_CEL.items()],
     case("dra-deviceclass-selectors-string", dra_bundle(edit("deviceclasses.json", put("items[0].spec.selectors", "x"),
                                                                 seal=False)),
          status=1, needles=('deviceclasses.json: $.items[0].spec.selectors: expected array, found string "x"',),

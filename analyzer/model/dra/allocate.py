@@ -7,7 +7,9 @@ devices each node is offered and the devices in use, and answers:
   `no-deviceclass`) and the claim specs the pod is judged on;
 - `evaluate(resolution, node)`: per claim and request, the devices left after each
   step (class, selectors, taints, free, enough) and the first step that fails, as
-  a `NodeOutcome`. Stages map to the funnel as: `class`/`pinned` -> no-gpu-node,
+  a `NodeOutcome`. Device taints are the slice's own plus those DeviceTaintRules
+  add (taint_rules.py); a device whose taints a rule leaves unknown is left out,
+  and a failure it might explain is `taints-unknown` -> unclassified. Stages map to the funnel as: `class`/`pinned` -> no-gpu-node,
   `selectors`/`constraints` -> device-selector-mismatch, `taints` ->
   untolerated-taint, `free`/`enough` -> exhausted (`too_large` when even an empty
   node falls short), `unmodelled`/`unevaluable` -> unclassified, `ok` -> fits.
@@ -31,7 +33,8 @@ from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
 from analyzer.model.dra.outcomes import (STEPS, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
-                                         NodeOutcome, RequestEvidence, ResolvedClaim, Resolution)
+                                         NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
+from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
                                       DraViews, PodClaims)
 from analyzer.model.matching import selector_matches, untolerated
@@ -123,6 +126,10 @@ class DraWorld:
         self._outcomes: dict[tuple[int, str], NodeOutcome] = {}
         self._searcher = DeviceSearch(devices=self._devices, budget=search_budget)
         self._extended: dict[str, str | None] = {}
+        if views.taint_rules:
+            bad_classes = {name: p for (file, _, name), p in views.unreadable.items() if file == CLASSES_FILE}
+            apply_rules(views.taint_rules, self._devices, classes=views.classes, bad_classes=bad_classes,
+                        class_matches=self.class_matches, evaluate=self._eval)
 
     @property
     def search_steps(self) -> int:
@@ -289,9 +296,12 @@ class DraWorld:
         elif stage != "ok":
             # A failure that a device we do not model (or cannot evaluate) might explain is not answered as ours.
             unmodelled = next((a.unmodelled for a in flat if a.unmodelled), None)
-            found = None if unmodelled else next((a for a in flat if a.unevaluable), None)
+            taints_unknown = None if unmodelled else next((a.taints_unknown for a in flat if a.taints_unknown), None)
+            found = None if unmodelled or taints_unknown else next((a for a in flat if a.unevaluable), None)
             unevaluable, why = (found.unevaluable, found.why) if found else (None, None)
-            if unmodelled or unevaluable:
+            if taints_unknown:
+                stage, too_large, unmodelled = "taints-unknown", False, taints_unknown
+            elif unmodelled or unevaluable:
                 stage, too_large = ("unmodelled" if unmodelled else "unevaluable"), False
         evidence = tuple(self._evidence(a, chosen.get(id(a), ())) for a in flat)
         return NodeOutcome(node=node.name, stage=stage, too_large=too_large, requests=evidence,
@@ -330,8 +340,23 @@ class DraWorld:
                 out.unmodelled = out.unmodelled or f"{self._devices[i].unmodelled} ({self.device_name(i)})"
         modelled = [i for i in passed_selectors if not self._devices[i].unmodelled]
         passed_class = [i for i in passed_class if not self._devices[i].unmodelled]
-        # Device taints: NoSchedule/NoExecute not tolerated by the request (allocator: tolerated taints only).
-        passed_taints = [i for i in modelled if not untolerated(self._devices[i].taints, ask.tolerations)]
+        # Device taints: NoSchedule/NoExecute not tolerated by the request (allocator_stable.go
+        # taintPreventsAllocation: other effects, "None" included, are ignored). A device its known taints do not
+        # block but a rule may taint is left out, remembered like an unmodelled one.
+        passed_taints = []
+        for i in modelled:
+            dev = self._devices[i]
+            if untolerated(dev.taints, ask.tolerations):
+                continue
+            unknown = dev.taints_unknown
+            if unknown is None:
+                passed_taints.append(i)
+            elif unknown.expression is not None:
+                if not out.unevaluable:
+                    out.unevaluable = unknown.expression
+                    out.why = f"{unknown.why}; a selector of {unknown.rule}, which may taint {dev.ref}"
+            elif not out.taints_unknown:
+                out.taints_unknown = f"the taints of {dev.ref} are unknown: {unknown.rule}: {unknown.why}"
         free = passed_taints if ask.admin_access else [i for i in passed_taints if self._devices[i].ref not in self._holders]
         out.lists = {"class": passed_class, "selectors": modelled, "taints": passed_taints, "free": free}
         return out
@@ -339,10 +364,15 @@ class DraWorld:
     def _evidence(self, a: AskLists, chosen: tuple[int, ...]) -> RequestEvidence:
         taken = [self._devices[i].ref for i in a.lists["taints"] if self._devices[i].ref in self._holders]
         holders = tuple(h for ref in taken for h in self.holders(ref))
+        # The devices the taints step removed, with the taints that did it (a rule's taint names the rule).
+        kept = set(a.lists["taints"])
+        tainted = tuple(TaintedDevice(device=self.device_name(i), taints=tuple(str(t) for t in blocking))
+                        for i in a.lists["selectors"] if i not in kept
+                        for blocking in [untolerated(self._devices[i].taints, a.ask.tolerations)] if blocking)
         return RequestEvidence(owner=a.owner, request=a.ask.name, device_class=a.ask.device_class,
                                needed="All" if a.ask.mode == ALL else a.ask.count,
                                left={step: len(a.lists[step]) for step in STEPS},
-                               chosen=tuple(self.device_name(i) for i in chosen), holders=holders,
+                               chosen=tuple(self.device_name(i) for i in chosen), holders=holders, tainted=tainted,
                                cel_errors=tuple(a.errors))
 
     # ---- extended resources served by DRA ---------------------------------------------------------

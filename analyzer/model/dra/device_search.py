@@ -9,10 +9,13 @@ its budget are the one exponential part of the model and are read and tested on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.model.dra.outcomes import CelError
 from analyzer.model.dra.views import ALL, ALLOCATION_RESULTS_MAX, DeviceAsk, DeviceRef, Request
+
+if TYPE_CHECKING:  # taint_rules.py builds on IndexedDevice
+    from analyzer.model.dra.taint_rules import TaintsUnknown
 
 
 @dataclass(slots=True)
@@ -22,9 +25,10 @@ class IndexedDevice:
     index: int
     ref: DeviceRef
     raw: dict
-    taints: tuple
+    taints: tuple  # the slice's own, then those DeviceTaintRules add (taint_rules.py)
     unmodelled: str | None
     cel: Any = None
+    taints_unknown: TaintsUnknown | None = None  # a rule that may taint it cannot be judged
 
 
 @dataclass(slots=True)
@@ -38,6 +42,7 @@ class AskLists:
     unmodelled: str | None = None
     unevaluable: str | None = None
     why: str | None = None
+    taints_unknown: str | None = None  # a device passing the selectors whose taints a rule leaves unknown
 
 
 class _Budget(Exception):

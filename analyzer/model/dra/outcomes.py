@@ -72,6 +72,12 @@ class CelError:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class TaintedDevice:
+    device: str
+    taints: tuple[str, ...]  # the untolerated ones, as text ("k=v:NoSchedule (DeviceTaintRule drain)")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class RequestEvidence:
     """One request (or firstAvailable subrequest) of one claim on one node."""
 
@@ -83,12 +89,14 @@ class RequestEvidence:
     chosen: tuple[str, ...] = ()
     holders: tuple[Holder, ...] = ()
     cel_errors: tuple[CelError, ...] = ()
+    tainted: tuple[TaintedDevice, ...] = ()  # removed at the taints step, and why
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class NodeOutcome:
     node: str
     stage: str  # ok | pinned | class | selectors | constraints | taints | free | enough | unmodelled | unevaluable
+    #             | taints-unknown (a DeviceTaintRule that may taint a device cannot be judged; the text is in unmodelled)
     too_large: bool = False
     requests: tuple[RequestEvidence, ...] = ()
     pinned_by: str | None = None  # the allocated claim whose nodeSelector excludes this node

@@ -1,4 +1,4 @@
-"""Reading the four DRA kinds (and a pod's claims) from bundle items into the records of views.py.
+"""Reading the DRA kinds (and a pod's claims) from bundle items into the records of views.py.
 
 Reads `resource.k8s.io/v1`, `v1beta2` (same shape) and `v1beta1` (requests flat, device attributes/capacity
 under `basic`) into one shape. Separate from the records because it is the one place that walks untrusted
@@ -8,12 +8,12 @@ here raises on bundle data. The rules and the allocator only read the records.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, EXACT_COUNT, SLICES_FILE, TEMPLATES_FILE, V1BETA1,
-                                      AllocatedDevice, Claim, ClaimSpec, Constraint, DeviceAsk, DeviceClass, DeviceRef,
-                                      DraViews, PodClaimRef, PodClaims, Pool, Problem, Request, Slice, SliceDevice,
-                                      Template)
+from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, EXACT_COUNT, RULES_FILE, SLICES_FILE, TEMPLATES_FILE,
+                                      V1BETA1, AllocatedDevice, Claim, ClaimSpec, Constraint, DeviceAsk, DeviceClass,
+                                      DeviceRef, DeviceTaint, DraViews, PodClaimRef, PodClaims, Pool, Problem, Request, Slice,
+                                      SliceDevice, TaintRule, Template)
 from analyzer.model.matching import Taint, Toleration
 
 
@@ -240,8 +240,62 @@ def _slice(item: dict, path: str) -> Slice:
                  per_device_node_selection=per_device, devices=devices, unmodelled=unmodelled, source=path)
 
 
+def _optional_str(value: Any, path: str) -> str | None:
+    """A selector field: absent (or null) selects any; set, it must name something (API validation refuses "")."""
+    return None if value is None else _str(value, path)
+
+
+def _taint_rule(item: dict, path: str) -> TaintRule:
+    """A DeviceTaintRule. v1alpha3 (v1.33/v1.34) also has deviceSelector.deviceClassName and .selectors (CEL); later
+    versions tombstoned both (k8s.io/api resource/v1beta2 types.go DeviceTaintSelector), so a server never returns
+    them there and reading them whenever present is exact."""
+    meta = _dict(item.get("metadata"), f"{path}.metadata")
+    name = _str(meta.get("name"), f"{path}.metadata.name")
+    spec = _dict(item.get("spec"), f"{path}.spec")
+    raw_taint = spec.get("taint")
+    if raw_taint is None:
+        raise _Bad(f"{path}.spec.taint", "a DeviceTaintRule needs a taint")
+    t = _dict(raw_taint, f"{path}.spec.taint")
+    value, effect = t.get("value") or "", t.get("effect") or ""
+    for key, got in (("value", value), ("effect", effect)):
+        if not isinstance(got, str):
+            raise _Bad(f"{path}.spec.taint.{key}", f"expected a string, found {type(got).__name__}")
+    # Any effect string is kept: the allocator blocks only NoSchedule and NoExecute ("None" and unknown
+    # effects are ignored, allocator_stable.go taintPreventsAllocation).
+    taint = DeviceTaint(_str(t.get("key"), f"{path}.spec.taint.key"), value, effect, rule=name)
+    raw_sel = spec.get("deviceSelector")
+    if raw_sel is None:
+        return TaintRule(name=name, taint=taint, selected=False, source=path)
+    spath = f"{path}.spec.deviceSelector"
+    sel = _dict(raw_sel, spath)
+    return TaintRule(name=name, taint=taint, driver=_optional_str(sel.get("driver"), f"{spath}.driver"),
+                     pool=_optional_str(sel.get("pool"), f"{spath}.pool"),
+                     device=_optional_str(sel.get("device"), f"{spath}.device"),
+                     device_class=_optional_str(sel.get("deviceClassName"), f"{spath}.deviceClassName"),
+                     selectors=_selectors(sel.get("selectors"), f"{spath}.selectors"), source=path)
+
+
+def _unreadable_rule(item: Any, path: str, problem: Problem) -> TaintRule:
+    """What can still be read of a broken rule: the devices its driver/pool/device could match (any, where not a
+    readable string) get unknown taints rather than none: leaving it out would call them untainted."""
+    meta = item.get("metadata") if isinstance(item, dict) else None
+    spec = item.get("spec") if isinstance(item, dict) else None
+    sel = spec.get("deviceSelector") if isinstance(spec, dict) else None
+    sel = sel if isinstance(sel, dict) else {}
+
+    def part(key: str) -> str | None:
+        value = sel.get(key)
+        return value if isinstance(value, str) and value else None
+
+    name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else f"at {path}"
+    return TaintRule(name=name, taint=None, driver=part("driver"), pool=part("pool"), device=part("device"),
+                     source=path, problem=problem)
+
+
 def _read(file: str, items: Iterable[Any], build, problems: list[Problem],
-          unreadable: dict[tuple[str, str, str], Problem]) -> list:
+          unreadable: dict[tuple[str, str, str], Problem],
+          stand_in: Callable[[Any, str, Problem], Any] | None = None) -> list:
+    """The items `build` can read; each other one is a Problem, and `stand_in`'s record of it where given."""
     out = []
     for i, item in enumerate(items):
         path = f"$.items[{i}]"
@@ -252,6 +306,8 @@ def _read(file: str, items: Iterable[Any], build, problems: list[Problem],
         except _Bad as bad:
             problem = Problem(file=file, path=bad.path, message=bad.message)
             problems.append(problem)
+            if stand_in is not None:
+                out.append(stand_in(item, path, problem))
             meta = item.get("metadata") if isinstance(item, dict) else None
             if isinstance(meta, dict) and isinstance(meta.get("name"), str):
                 unreadable[(file, str(meta.get("namespace") or ""), meta["name"])] = problem
@@ -281,8 +337,9 @@ def _pools(slices: list[Slice]) -> tuple[tuple[Pool, ...], tuple[str, ...]]:
 
 
 def build_views(*, resourceclaims: Iterable[Any] = (), resourceclaimtemplates: Iterable[Any] = (),
-                deviceclasses: Iterable[Any] = (), resourceslices: Iterable[Any] = ()) -> DraViews:
-    """Views from the raw `items` of the four files (each any served version, mixed is fine)."""
+                deviceclasses: Iterable[Any] = (), resourceslices: Iterable[Any] = (),
+                devicetaintrules: Iterable[Any] = ()) -> DraViews:
+    """Views from the raw `items` of the five files (each any served version, mixed is fine)."""
     problems: list[Problem] = []
     unreadable: dict[tuple[str, str, str], Problem] = {}
     claims = _read(CLAIMS_FILE, resourceclaims, _claim, problems, unreadable)
@@ -290,7 +347,8 @@ def build_views(*, resourceclaims: Iterable[Any] = (), resourceclaimtemplates: I
     classes = _read(CLASSES_FILE, deviceclasses, _class, problems, unreadable)
     slices = _read(SLICES_FILE, resourceslices, _slice, problems, unreadable)
     pools, dropped = _pools(slices)
+    rules = _read(RULES_FILE, devicetaintrules, _taint_rule, problems, unreadable, stand_in=_unreadable_rule)
     return DraViews(claims={(c.namespace, c.name): c for c in claims},
                     templates={(t.namespace, t.name): t for t in templates},
                     classes={c.name: c for c in classes}, pools=pools, dropped_slices=dropped, problems=tuple(problems),
-                    unreadable=unreadable)
+                    unreadable=unreadable, taint_rules=tuple(rules))

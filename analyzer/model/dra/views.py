@@ -1,6 +1,6 @@
 """Slim, immutable views of the four DRA kinds (and of a pod's claims), built once per bundle.
 
-One shape for `resource.k8s.io/v1`, `v1beta2` and `v1beta1`. Keeps only what the
+One shape for `resource.k8s.io/v1`, `v1beta2` and `v1beta1` (DeviceTaintRules: `v1alpha3` and `v1beta2`). Keeps only what the
 rules read (../shared/spec/dra.md "The objects the rules read"), and marks what
 the engine does not model with the reason, so the rule can answer `unclassified`
 naming it instead of guessing; an item that cannot be read is a `Problem` (file,
@@ -27,6 +27,7 @@ CLAIMS_FILE = "resourceclaims.json"
 TEMPLATES_FILE = "resourceclaimtemplates.json"
 CLASSES_FILE = "deviceclasses.json"
 SLICES_FILE = "resourceslices.json"
+RULES_FILE = "devicetaintrules.json"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -145,7 +146,40 @@ class DeviceClass:
     source: str = ""
 
 
-# ---- slices ---------------------------------------------------------------------------------------
+# ---- slices and the taints put on their devices ---------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaint(Taint):
+    """A taint a DeviceTaintRule adds to a device; the rule is named wherever the taint is shown, so a person
+    finds what to delete. (A slice's own taints stay plain `Taint`s.)"""
+
+    rule: str = ""
+
+    def __str__(self) -> str:
+        return f"{Taint.__str__(self)} (DeviceTaintRule {self.rule})"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaintRule:
+    """One DeviceTaintRule (resource.k8s.io v1alpha3 or v1beta2): the taint it adds to every device its selector
+    matches. `selected` is False without `spec.deviceSelector`: the scheduler's tracker then taints every device
+    (resourceslice/tracker/tracker.go applyPatches). A rule that cannot be read keeps `problem` and the parts of
+    its selector that could be read (driver, pool, device): the devices they match have unknown taints."""
+
+    name: str
+    taint: DeviceTaint | None  # None: unreadable
+    selected: bool = True
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class: str | None = None  # v1alpha3 in v1.33/v1.34 only (tombstoned from v1.35)
+    selectors: tuple[str, ...] = ()  # likewise
+    source: str = ""  # JSON path in devicetaintrules.json
+    problem: Problem | None = None
+
+    def label(self) -> str:
+        return f"DeviceTaintRule {self.name} ({RULES_FILE} {self.source})"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True, eq=False)
 class SliceDevice:
@@ -195,6 +229,7 @@ class DraViews:
     problems: tuple[Problem, ...]
     # Objects left out as unreadable, by (file, namespace, name): a pod naming one is not "missing" it.
     unreadable: dict[tuple[str, str, str], Problem] = field(default_factory=dict)
+    taint_rules: tuple[TaintRule, ...] = ()  # unreadable ones included (they make taints unknown)
 
 
 # ---- pods -----------------------------------------------------------------------------------------

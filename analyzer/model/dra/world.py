@@ -1,7 +1,9 @@
-"""The DRA part of the cluster view: the four resource.k8s.io files -> DraViews -> one DraWorld.
+"""The DRA part of the cluster view: the resource.k8s.io files -> DraViews -> one DraWorld.
 
-Built once per bundle beside the node views. A file that is missing is named, so a pod with claims answers
-`insufficient-evidence` naming it (causes.md: "When the bundle cannot decide")."""
+Built once per bundle beside the node views. One of the four files the rules need that is missing is named, so a
+pod with claims answers `insufficient-evidence` naming it (causes.md: "When the bundle cannot decide").
+`devicetaintrules.json` is read where present; without it no rule applies, which is what the scheduler does where
+the API is not served (the collector records that as "not served")."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from analyzer.model.dra.reading import build_views
 from analyzer.model.nodes import NodeView
 
 FILES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices")
+RULES = "devicetaintrules"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,11 +29,11 @@ class Dra:
 def build_dra(loaded: Loaded, nodes: list[NodeView]) -> Dra:
     # Every item, schema-invalid ones too: build_views leaves out what it cannot read and remembers it as
     # unreadable, so a pod naming it answers insufficient-evidence rather than "missing" (the paths stay right).
-    items = {kind: loaded.documents[kind].items if kind in loaded.documents else [] for kind in FILES}
+    items = {kind: loaded.documents[kind].items if kind in loaded.documents else [] for kind in (*FILES, RULES)}
     views = build_views(**items)
     missing = {kind: loaded.why_missing(kind) for kind in FILES if kind not in loaded.documents}
     # The schema findings already name the schema-invalid items; report only what they do not.
-    reported = {(f"{k}.json", loaded.documents[k].item_path(i)) for k in FILES if k in loaded.documents
+    reported = {(f"{k}.json", loaded.documents[k].item_path(i)) for k in (*FILES, RULES) if k in loaded.documents
                 for i in loaded.documents[k].invalid}
     findings = [Violation(p.file, p.path, "a DRA object the rules can read", p.message) for p in views.problems
                 if (p.file, _item_of(p.path)) not in reported]

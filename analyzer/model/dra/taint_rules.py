@@ -1,0 +1,93 @@
+"""DeviceTaintRules applied to the world's devices, as kube-scheduler sees them.
+
+With DeviceTaintRules enabled, the scheduler reads ResourceSlices through the ResourceSlice tracker
+(k8s.io/dynamic-resource-allocation resourceslice/tracker/tracker.go, `applyPatches`), which appends each
+rule's taint to every device the rule's selector matches, "as if the taint was specified directly in the
+ResourceSlice by the DRA driver" (DeviceTaintRule API doc). The allocator then judges those taints like the
+slice's own. The tracker's matching, which this follows rule by rule:
+
+- no `deviceSelector` at all: no check is made, every device gets the taint (applyPatches only filters inside
+  `if deviceSelector != nil`; tracker_test.go builds "DeviceSelector: nil, // all slices"). The API comment
+  says "Without a selector, no devices are matched"; the scheduler does the opposite, and this follows the
+  scheduler;
+- `driver`, `pool`, `device`: equal to the slice's driver, pool name and the device's name; the empty
+  selector matches every device;
+- v1alpha3 of v1.33/v1.34 only: `deviceClassName` that does not exist -> the rule does not apply ("DeviceTaintRule
+  does not apply, DeviceClass does not exist"); else the class's CEL selectors, then the rule's `selectors`,
+  must all be true; a CEL runtime error means "not matched" (`continue devices`).
+
+Where the answer cannot be known, the device's taints are unknown (`TaintsUnknown`), never assumed absent: a
+rule that cannot be read, a class that cannot be read, an expression the CEL library cannot evaluate (the
+tracker would compile it; a compile error there fails the whole slice). The allocation steps then leave the
+device out and, if the pod does not fit without it, answer `unclassified` saying which rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from analyzer.model.dra.device_search import IndexedDevice
+from analyzer.model.dra.views import Problem, TaintRule
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaintsUnknown:
+    """Why a device's taints are unknown: the rule, and either a CEL expression that cannot be evaluated
+    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass)."""
+
+    rule: str  # TaintRule.label()
+    why: str
+    expression: str | None = None
+
+
+Judge = Callable[[str, int], Any]  # (name or expression, device index) -> a judgement with matched/error/unevaluable/why
+
+
+def _in_scope(rule: TaintRule, dev: IndexedDevice) -> bool:
+    ref = dev.ref
+    return ((rule.driver is None or rule.driver == ref.driver) and (rule.pool is None or rule.pool == ref.pool)
+            and (rule.device is None or rule.device == ref.device))
+
+
+def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_classes: Mapping[str, Problem],
+             class_matches: Judge, evaluate: Judge) -> bool | TaintsUnknown:
+    """Does the rule's class and CEL part select this device (True/False), or is that unknown?"""
+    if rule.device_class is not None:
+        if rule.device_class not in classes:
+            problem = bad_classes.get(rule.device_class)
+            if problem is None:
+                return False  # tracker: the class does not exist, the rule does not apply
+            return TaintsUnknown(rule=rule.label(), why=f"its DeviceClass {rule.device_class} is unreadable ({problem})")
+        judged = class_matches(rule.device_class, index)
+        if judged.unevaluable:
+            return TaintsUnknown(rule=rule.label(), why=f"{judged.why} (DeviceClass {rule.device_class})",
+                                 expression=judged.unevaluable)
+        if not judged.matched:
+            return False
+    for expression in rule.selectors:
+        judged = evaluate(expression, index)
+        if judged.unevaluable:
+            return TaintsUnknown(rule=rule.label(), why=str(judged.why), expression=judged.unevaluable)
+        if not judged.matched:
+            return False
+    return True
+
+
+def apply_rules(rules: Iterable[TaintRule], devices: list[IndexedDevice], *, classes: Mapping[str, Any],
+                bad_classes: Mapping[str, Problem], class_matches: Judge, evaluate: Judge) -> None:
+    """Append each rule's taint to the devices it selects (in the bundle's order, as the tracker appends after the
+    slice's own taints); mark devices whose taints cannot be known. Changes `devices` in place."""
+    for rule in rules:
+        for dev in devices:
+            if rule.selected and not _in_scope(rule, dev):
+                continue
+            if rule.problem is not None or rule.taint is None:
+                dev.taints_unknown = dev.taints_unknown or TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}")
+                continue
+            verdict = _selects(rule, dev.index, classes=classes, bad_classes=bad_classes, class_matches=class_matches,
+                               evaluate=evaluate) if rule.selected else True
+            if isinstance(verdict, TaintsUnknown):
+                dev.taints_unknown = dev.taints_unknown or verdict
+            elif verdict:
+                dev.taints = (*dev.taints, rule.taint)

@@ -1,0 +1,199 @@
+"""DeviceTaintRules through the real pipeline (model/dra/taint_rules.py; causes.md row 12; dra.md step 3).
+
+Bundles start from the real v1.36.2 objects of ../shared/bundles/dra-exhausted-v1.36 (tests/dra_fixtures.py); the
+rules are written as the API serves them (no rule is recorded). The Kubernetes code followed:
+k8s.io/dynamic-resource-allocation resourceslice/tracker/tracker.go `applyPatches` (which devices a rule taints;
+the same in v0.33.0 through v0.36.2 apart from deviceClassName/selectors, dropped in v0.35.0) and
+structured/internal/stable/allocator_stable.go `taintPreventsAllocation` (only NoSchedule/NoExecute block, when
+no toleration of the request tolerates them).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import cli_words, run_cli, verdict
+from dra_fixtures import (CLASS, NO_SELECTOR, UNHEALTHY, DraBundle, add_taint_rule, one_device_free, waiter_alone)
+from test_dra_rules import GPU0, GPU1, WAITER, devices_on, left
+
+SHOWN = "gpu.example.com/unhealthy=true:NoSchedule (DeviceTaintRule {})"
+BY_NAME = {"driver": CLASS, "pool": "dx1", "device": "gpu-1"}
+
+
+def judge(b: DraBundle, tmp_path):
+    return verdict(b.write(tmp_path), WAITER)
+
+
+def tainted(v) -> dict[str, list[str]]:
+    """-o json evidence: the devices the taints step removed, with the taints that did it."""
+    return {t["device"]: t["taints"] for t in devices_on(v)["requests"][0]["tainted"]}
+
+
+# ---- which devices a rule taints (tracker.go applyPatches) -----------------------------------------------------
+
+def test_rule_by_driver_pool_device_taints_the_one_free_device_like_a_slice_taint(tmp_path):
+    # gpu-0 is held by holder-1; gpu-1 is free until the rule taints it. DeviceTaintRule API doc: "the same effect
+    # as if the taint was specified directly in the ResourceSlice": the answer equals the slice-taint answer.
+    assert judge(one_device_free(), tmp_path / "before").word == "fits-now"
+    b = one_device_free()
+    add_taint_rule(b, "drain-gpu-1", BY_NAME)
+    v = judge(b, tmp_path / "rule")
+    assert v.word == "exhausted"
+    assert left(v) == {"class": 2, "selectors": 2, "taints": 1, "free": 0}
+    assert tainted(v) == {GPU1: [SHOWN.format("drain-gpu-1")]}
+    assert f"tainted: {GPU1} {SHOWN.format('drain-gpu-1')}" in v.reason
+    assert "held: gpu.example.com/dx1/gpu-0 by lab/holder-1-gpu-92p2f" in v.reason
+
+    in_slice = one_device_free()
+    in_slice.devices[1]["taints"] = [dict(UNHEALTHY)]
+    s = judge(in_slice, tmp_path / "slice")
+    assert (s.word, left(s)) == (v.word, left(v))
+    assert tainted(s) == {GPU1: ["gpu.example.com/unhealthy=true:NoSchedule"]}  # the driver's own: no rule named
+
+
+def test_empty_selector_taints_every_device_untolerated_taint_naming_the_rule(tmp_path):
+    # DeviceTaintSelector: "The empty selector matches all devices" (applyPatches: no field set, nothing skipped).
+    b = waiter_alone()
+    add_taint_rule(b, "drain-all", {})
+    root = b.write(tmp_path)
+    v = verdict(root, WAITER)
+    assert v.word == "untolerated-taint"
+    assert left(v)["taints"] == 0
+    assert tainted(v) == {GPU0: [SHOWN.format("drain-all")], GPU1: [SHOWN.format("drain-all")]}
+    assert "untolerated device taint" in v.reason and SHOWN.format("drain-all") in v.reason
+    proc = run_cli("why", root, WAITER, "--explain", check=True)
+    assert f"tainted: {GPU0}: {SHOWN.format('drain-all')}" in proc.stdout
+    data = json.loads(run_cli("why", root, WAITER, "-o", "json", check=True).stdout)
+    assert SHOWN.format("drain-all") in json.dumps(data)
+
+
+def test_rule_without_a_selector_taints_every_device_as_the_scheduler_does(tmp_path):
+    # The API comment says "Without a selector, no devices are matched", but the scheduler's tracker only filters
+    # inside `if deviceSelector != nil` (tracker.go applyPatches, v0.33.0-v0.36.2; tracker_test.go builds
+    # "DeviceSelector: nil, // all slices"): every device gets the taint. The analyzer predicts the scheduler.
+    b = waiter_alone()
+    add_taint_rule(b, "no-selector", NO_SELECTOR)
+    v = judge(b, tmp_path)
+    assert v.word == "untolerated-taint"
+    assert set(tainted(v)) == {GPU0, GPU1}
+
+
+@pytest.mark.parametrize("selector", [
+    {"driver": "other.example.com"},
+    {"driver": CLASS, "pool": "dx2"},
+    {"device": "gpu-9"},
+], ids=["other-driver", "other-pool", "other-device"])
+def test_rule_for_other_devices_changes_nothing(tmp_path, selector):
+    # applyPatches: "DeviceTaintRule does not apply, mismatched driver/pool/device".
+    b = waiter_alone()
+    add_taint_rule(b, "elsewhere", selector)
+    v = judge(b, tmp_path)
+    assert v.word == "fits-now"
+    assert left(v)["taints"] == 2 and tainted(v) == {}
+
+
+# ---- what the allocator does with a rule's taint (allocator_stable.go taintPreventsAllocation) ------------------
+
+@pytest.mark.parametrize("effect, toleration, word", [
+    ("NoSchedule", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}, "fits-now"),
+    ("NoExecute", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoExecute"},
+     "fits-now"),
+    ("NoExecute", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+     "untolerated-taint"),
+    ("NoExecute", None, "untolerated-taint"),
+    ("None", None, "fits-now"),  # v1.35+: "No effect, the taint is purely informational"
+])
+def test_rule_taint_against_the_request_tolerations(tmp_path, effect, toleration, word):
+    # The request's tolerations match a rule's taint like the driver's own (resourceclaim.ToleratesTaint).
+    b = waiter_alone()
+    add_taint_rule(b, "drain-all", {"driver": CLASS}, taint={**UNHEALTHY, "effect": effect})
+    if toleration:
+        b.request["tolerations"] = [toleration]
+    v = judge(b, tmp_path)
+    assert v.word == word
+    assert left(v)["taints"] == (0 if word == "untolerated-taint" else 2)
+
+
+# ---- v1alpha3 of v1.33/v1.34: deviceClassName and CEL selectors -------------------------------------------------
+
+def alpha(b: DraBundle, name: str, *, device_class: str | None = CLASS, cel: list[str] = ()) -> None:
+    selector: dict = {"selectors": [{"cel": {"expression": e}} for e in cel]}
+    if device_class is not None:
+        selector["deviceClassName"] = device_class
+    add_taint_rule(b, name, selector, api_version="resource.k8s.io/v1alpha3")
+
+
+@pytest.mark.parametrize("device_class, cel, tainted_devices", [
+    (CLASS, ['device.attributes["gpu.example.com"].index == 0'], {GPU0}),  # class selectors, then the rule's
+    (CLASS, ['device.attributes["gpu.example.com"].model == "h100"'], {GPU0, GPU1}),
+    ("no-such-class", [], set()),  # "DeviceTaintRule does not apply, DeviceClass does not exist"
+    (None, ['device.attributes["gpu.example.com"].productName == "x"'], set()),  # runtime error: `continue devices`
+], ids=["cel-one", "cel-both", "class-missing", "cel-runtime-error"])
+def test_v1alpha3_rule_by_device_class_and_cel(tmp_path, device_class, cel, tainted_devices):
+    b = waiter_alone()
+    alpha(b, "by-cel", device_class=device_class, cel=cel)
+    v = judge(b, tmp_path)
+    assert set(tainted(v)) == tainted_devices
+    assert v.word == ("untolerated-taint" if tainted_devices == {GPU0, GPU1} else "fits-now")
+    if tainted_devices == {GPU0}:
+        assert devices_on(v)["requests"][0]["chosen"] == [GPU1]
+
+
+def test_v1alpha3_rule_whose_cel_cannot_be_evaluated_is_unclassified_naming_it(tmp_path):
+    # The library cannot evaluate cel.bind: whether the rule taints gpu-0/gpu-1 is unknown, so neither is counted
+    # usable and the pod does not "fit" on a guess.
+    expression = 'cel.bind(x, device.attributes["gpu.example.com"].index, x == 0)'
+    b = waiter_alone()
+    alpha(b, "by-bind", cel=[expression])
+    v = judge(b, tmp_path)
+    assert v.word == "unclassified"
+    assert "cannot be evaluated" in v.reason and expression in v.reason
+    assert "DeviceTaintRule by-bind (devicetaintrules.json $.items[0])" in v.reason
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("huge", "over the 10240 Kubernetes allows"),
+    ("nested-2000-deep", "brackets nest deeper than 50"),
+    ("macro-on-huge-list", "is nested inside another one"),
+])
+def test_hostile_cel_in_a_rule_is_refused_with_a_clear_message(tmp_path, name, needle):
+    # The bounds of model/dra/cel_limits.py hold for a rule's selectors too (the tracker compiles them with the
+    # same CEL environment, k8s.io/dynamic-resource-allocation/cel).
+    from hostile.corpus import DRA_HOSTILE_CEL
+    expression = DRA_HOSTILE_CEL[name]
+    b = waiter_alone()
+    alpha(b, "hostile", cel=[expression])
+    proc = run_cli("why", b.write(tmp_path), WAITER, "--explain")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stdout.startswith("lab/waiter: unclassified")
+    assert needle in proc.stdout and "DeviceTaintRule hostile" in proc.stdout
+    assert len(proc.stdout) < 20_000
+
+
+# ---- a rule that cannot be read: a finding, and unknown taints rather than none ---------------------------------
+
+def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_path):
+    b = waiter_alone()
+    rule = add_taint_rule(b, "broken", {"driver": CLASS})
+    del rule["spec"]["taint"]["key"]
+    root = b.write(tmp_path)
+    proc = run_cli("validate", root)
+    assert proc.returncode == 1
+    assert "devicetaintrules.json: $.items[0].spec.taint" in proc.stdout + proc.stderr
+    v = verdict(root, WAITER)
+    assert v.word == "unclassified"
+    assert "DeviceTaintRule broken (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
+    assert "$.items[0].spec.taint.key" in v.reason
+    assert cli_words(root, status=2) == [("lab/waiter", "unclassified")]
+
+
+def test_unreadable_rule_for_another_driver_leaves_these_devices_known(tmp_path):
+    # What can still be read of the rule (its driver) says it cannot touch gpu.example.com devices.
+    b = waiter_alone()
+    rule = add_taint_rule(b, "broken-elsewhere", {"driver": "other.example.com"})
+    rule["spec"]["taint"] = "NoSchedule"
+    v = judge(b, tmp_path)
+    assert v.word == "fits-now"
