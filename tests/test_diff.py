@@ -253,3 +253,29 @@ def test_each_bundle_is_read_once_and_a_finished_target_says_where(tmp_path, mon
     d = diff_bundles(LAB, lab_copy(tmp_path, "new", pods=finish))
     assert reads.count("pods.json") == 2 and reads.count("nodes.json") == 2  # once per bundle
     assert {t.key: t.why for t in d.resolved}["lab/exhausted"] == "finished (Succeeded) on gpu-ok"
+
+
+def test_one_bad_node_is_one_problem_line_and_a_pod_that_cannot_be_read_makes_usage_unknown(tmp_path):
+    """A node label that is not a string: one line for the node (analyze's words), not one per reader. A running
+    pod holding 3 GPUs whose annotation is not a string cannot be counted: the node says its usage is now
+    unknown beside the lower `used`, instead of a drop in use that did not happen."""
+    def nodes(items: list[dict]) -> list[dict]:
+        for n in items:
+            if n["metadata"]["name"] == "gpu-tainted":
+                n["metadata"]["labels"] = {**n["metadata"].get("labels", {}), "rack": 5}
+        return items
+
+    def pods(items: list[dict]) -> list[dict]:
+        for p in items:
+            if p["metadata"]["name"] == "filler-a":
+                p["metadata"]["annotations"] = {"owner": 5}
+        return items
+
+    new = lab_copy(tmp_path, "new", nodes=nodes, pods=pods)
+    proc = run_cli("diff", LAB, new)
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith(str(new))]
+    assert len([line for line in lines if "nodes.json" in line]) == 1, lines
+    assert len([line for line in lines if "pods.json" in line]) == 1, lines
+    assert "gpu-triage: 2 item(s) could not be read" in proc.stderr
+    assert "gpu-ok  usage_unknown: no -> yes" in proc.stdout

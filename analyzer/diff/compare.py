@@ -32,7 +32,7 @@ def _targets(old: Snapshot, new: Snapshot) -> tuple[tuple[Target, ...], tuple[Ta
     return appeared, resolved, changed
 
 
-_FIELDS = ("capacity", "allocatable", "used", "taints", "cordoned", "ready", "gpu_labels")
+_FIELDS = ("capacity", "allocatable", "used", "usage_unknown", "taints", "cordoned", "ready", "gpu_labels")
 
 
 def _node_changes(old: dict[str, NodeGpu], new: dict[str, NodeGpu]) -> tuple[NodeChange, ...]:

@@ -22,6 +22,7 @@ class NodeGpu:
     cordoned: bool
     ready: bool | None
     gpu_labels: dict[str, str]
+    usage_unknown: bool = False  # a pod bound there could not be read: `used` is a lower bound
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,7 +6,9 @@ comes from that analysis; raw JSON stops here.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.bundle.reading import Bundle
@@ -15,6 +17,10 @@ from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
 from analyzer.occupancy.adapter import read_items
 from analyzer.model.quantity import QuantityError, format_exact, parse
+from analyzer.occupancy.records import USAGE_UNKNOWN
+
+if TYPE_CHECKING:
+    from analyzer.pipeline import Analysis
 
 # A node label about its accelerators, beyond those that mention one by name.
 EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)
@@ -72,6 +78,31 @@ def _quotas(bundle: Bundle, problems: list[str]) -> dict[tuple[str, str, str], t
     return out
 
 
+_ITEM = re.compile(r"^\$\.items\[(\d+)\]")
+_ITEM_LINE = re.compile(r"^([^:]+\.json): \$\.items\[(\d+)\]")
+
+
+def _problems(analysis: "Analysis", own: list[str]) -> list[str]:
+    """The items the comparison leaves out, one line per item: unreadable files, then the pods, nodes and quotas
+    `analyze` could not use (its first finding on the item, word for word, and how many more), then what only
+    diff reads (`own`) about items analyze did not already name. A manifest's size or checksum finding leaves
+    nothing out: `validate` reports it, not diff."""
+    out = [str(e) for e in analysis.loaded.unreadable]
+    by_item: dict[tuple[str, str], list[str]] = {}
+    for v in analysis.loaded.violations + analysis.findings:
+        if v.file not in _COMPARED:
+            continue
+        m = _ITEM.match(v.path)
+        by_item.setdefault((v.file, m.group(1) if m else v.path), []).append(str(v))
+    for found in by_item.values():
+        out.append(found[0] + (f" (and {len(found) - 1} more finding(s) on the same item)" if len(found) > 1 else ""))
+    for line in own:
+        m = _ITEM_LINE.match(line)
+        if m is None or (m.group(1), m.group(2)) not in by_item:
+            out.append(line)
+    return list(dict.fromkeys(out))
+
+
 def _pods(items: list) -> dict[str, PodState]:
     out = {}
     for p in items:
@@ -102,22 +133,19 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
         for kind in ("nodes", "pods"):
             if not loaded.has(kind):
                 raise BundleError(f"{path}: {kind}.json", "not collected; diff needs nodes.json and pods.json in both bundles")
-        # Problems: the items the comparison leaves out, each line once: unreadable files, then the pods, nodes
-        # and quotas `analyze` could not use (its own findings, word for word), then what only diff reads.
-        # A manifest's size or checksum finding leaves nothing out: `validate` reports it, not diff.
-        problems: list[str] = [str(e) for e in loaded.unreadable]
-        problems += [str(v) for v in loaded.violations + analysis.findings if v.file in _COMPARED]
         manifest = bundle.manifest or {}
         files = _files(bundle)
-        quotas = _quotas(bundle, problems)
+        quota_problems: list[str] = []
+        quotas = _quotas(bundle, quota_problems)
         occ = occupancy_of(analysis)
         assert occ is not None  # nodes and pods were read
         node_items = loaded.documents["nodes"].items
-    problems.extend(occ.problems)
+        problems = _problems(analysis, [*occ.problems, *quota_problems])
     config = analysis.cluster.config
     gpu_nodes = {r.node for r in occ.rows}
     used: dict[str, dict[str, int]] = {}
     offered: dict[str, dict[str, tuple[int | None, int | None]]] = {}  # devices a DeviceClass serves there
+    unknown = {r.node for r in occ.rows if USAGE_UNKNOWN in r.states}  # a pod bound there could not be read
     for r in occ.rows:
         used.setdefault(r.node, {})[r.resource] = r.used
         offered.setdefault(r.node, {})[r.resource] = (r.capacity, r.allocatable)
@@ -130,7 +158,7 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
         if f.name not in gpu_nodes or f.name in nodes:
             continue
         devices = {k: v for k, v in offered.get(f.name, {}).items() if k not in f.capacity and v[0] is not None}
-        nodes[f.name] = NodeGpu(
+        nodes[f.name] = NodeGpu(usage_unknown=f.name in unknown,
             capacity={**{k: v for k, v in f.capacity.items() if config.is_accelerator(k)},
                       **{k: v[0] for k, v in devices.items()}},
             allocatable={**{k: v for k, v in f.allocatable.items() if config.is_accelerator(k)},
@@ -148,4 +176,4 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
                     words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
                     pods={k: PodState(node=node, phase=phase) for k, (node, phase) in states.items()}, nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
-                    quotas=quotas, problems=tuple(dict.fromkeys(problems)))
+                    quotas=quotas, problems=tuple(problems))
