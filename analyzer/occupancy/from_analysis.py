@@ -80,6 +80,7 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, 
     c = analysis.cluster
     world = c.dra.world  # type: ignore[union-attr]
     out = []
+    uses = list(uses)  # extended below, once per node: not copied per node
     for f in facts:
         node = c.nodes_by_name.get(f.name)
         offers = world.class_devices(node) if node is not None else {}
@@ -95,8 +96,8 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, 
                     ns, _, pod_name = pod.partition("/")
                     requests = held.setdefault((ns, pod_name), {})
                     requests[IMPLICIT_EXTENDED_PREFIX + name] = requests.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
-        uses = uses + [PodUse(namespace=ns, name=name, node=f.name, phase=None, requests=req)
-                       for (ns, name), req in held.items()]
+        uses.extend(PodUse(namespace=ns, name=name, node=f.name, phase=None, requests=req)
+                    for (ns, name), req in held.items())
     # Pending pods with claims want devices of the classes their requests name.
     for t in c.pod_targets:
         if t.spec is None or t.node_name or t.invalid or not t.spec.get("resourceClaims"):
@@ -110,5 +111,5 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, 
                 for _, name in rc.spec.class_names():
                     wants[IMPLICIT_EXTENDED_PREFIX + name] = wants.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
         if wants:
-            uses = uses + [PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants)]
+            uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants))
     return out, uses, c.config.with_additions([IMPLICIT_EXTENDED_PREFIX + "*"])
