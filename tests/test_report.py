@@ -412,3 +412,20 @@ def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
     assert "only 0 of 4 nvidia.com/gpu free, 1 asked: lab/filler-a holds 3, lab/filler-b holds 1" in text
     assert "gpu-tainted" in text and "gpu-ok" in text
     assert "one change" in text  # lab/selector-mismatch: no node is one change away
+
+
+def test_explain_escapes_a_line_break_in_a_name_so_no_line_is_forged(tmp_path):
+    """A pod named "a<newline>FORGED line": `why --explain` keeps it on the target's own line, escaped."""
+    from helpers import copy_bundle, run_cli as _run
+
+    bundle = copy_bundle(tmp_path)
+    (bundle / "manifest.json").unlink()
+    doc = json.loads((bundle / "pods.json").read_text())
+    pod = json.loads(json.dumps(next(p for p in doc["items"] if p["metadata"]["name"] == "exhausted")))
+    pod["metadata"].update(name="a\nFORGED line", uid="forged-uid")
+    doc["items"].append(pod)
+    (bundle / "pods.json").write_text(json.dumps(doc))
+    proc = _run("why", bundle, "lab/a\nFORGED line", "--explain")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "lab/a\\nFORGED line: exhausted"
+    assert not any(line.startswith("FORGED") for line in proc.stdout.splitlines())

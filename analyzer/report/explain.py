@@ -17,8 +17,11 @@ def render(v: Verdict, out: TextIO) -> None:
     t = v.target
 
     def w(text: str) -> None:
-        # Our own line breaks stay; anything a bundle smuggles into a line is escaped.
-        out.write("\n".join(printable(line) for line in text.split("\n")))
+        # Our own line breaks are only the leading blank lines and the final one; any line break or control
+        # character inside (a pod or rule name from the bundle) is escaped, so no line can be forged.
+        body = text.lstrip("\n")
+        end = body.endswith("\n")
+        out.write("\n" * (len(text) - len(body)) + printable(body[:-1] if end else body) + ("\n" if end else ""))
 
     w(f"{v.key}: {v.word}\n")
     w(f"  next action: {words.next_action(v.word)}\n")
