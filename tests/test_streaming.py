@@ -112,6 +112,16 @@ def test_generated_bundle_streams_to_the_same_answers(generated: Path, monkeypat
     _same(monkeypatch, generated)
 
 
+@pytest.mark.slow
+def test_the_500_node_15000_pod_bundle_streams_to_the_same_answers(tmp_path_factory: pytest.TempPathFactory,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 10's own case: 15,000 pods are above SPLIT_MIN_ITEMS, so pods.json is shared with a worker by
+    default, not only when a test forces it."""
+    bundle = generate(tmp_path_factory.mktemp("gen500"), nodes=500, pods=15000, seed=1)
+    assert streaming.SPLIT_MIN_ITEMS <= 15000
+    _same(monkeypatch, bundle)
+
+
 def _counting_children(m: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
 
