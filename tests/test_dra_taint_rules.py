@@ -197,3 +197,51 @@ def test_unreadable_rule_for_another_driver_leaves_these_devices_known(tmp_path)
     rule["spec"]["taint"] = "NoSchedule"
     v = judge(b, tmp_path)
     assert v.word == "fits-now"
+
+
+# ---- unknown taints only where they could matter (review fixes) -------------------------------------------------
+
+BIND = 'cel.bind(x, device.attributes["gpu.example.com"].index, x == 0)'
+
+
+def unknown_rule(b: DraBundle, kind: str) -> None:
+    """A rule whose devices' taints are unknown: `unevaluable` (v1alpha3 CEL the library cannot evaluate, known taint
+    UNHEALTHY) or `unreadable` (no taint key: nothing of the taint is known)."""
+    if kind == "unevaluable":
+        alpha(b, "by-bind", cel=[BIND])
+    else:
+        del add_taint_rule(b, "broken", {"driver": CLASS})["spec"]["taint"]["key"]
+
+
+@pytest.mark.parametrize("kind, toleration", [
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"}),
+    ("unevaluable", {"operator": "Exists"}),
+    ("unreadable", {"operator": "Exists"}),
+])
+def test_unknown_rule_the_request_tolerates_whatever_it_adds_still_fits(tmp_path, kind, toleration):
+    # allocator_stable.go taintPreventsAllocation: a taint a toleration of the request tolerates never blocks
+    # (resourceclaim.ToleratesTaint). Whether the rule taints gpu-0/gpu-1 is unknown, but its taint (known, or
+    # anything at all for an unreadable rule) is tolerated either way: the pod fits.
+    b = waiter_alone()
+    unknown_rule(b, kind)
+    b.request["tolerations"] = [toleration]
+    v = judge(b, tmp_path)
+    assert v.word == "fits-now"
+    assert left(v)["taints"] == 2
+
+
+@pytest.mark.parametrize("kind, toleration", [
+    ("unevaluable", {"key": "gpu.example.com/other", "operator": "Exists"}),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute"}),
+    ("unreadable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}),  # its key may be another
+    ("unreadable", {"operator": "Exists", "effect": "NoSchedule"}),  # its effect may be NoExecute
+])
+def test_unknown_rule_a_toleration_may_miss_stays_unclassified(tmp_path, kind, toleration):
+    b = waiter_alone()
+    unknown_rule(b, kind)
+    b.request["tolerations"] = [toleration]
+    v = judge(b, tmp_path)
+    assert v.word == "unclassified"
+    assert ("by-bind" if kind == "unevaluable" else "broken") in v.reason
+

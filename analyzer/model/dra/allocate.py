@@ -8,7 +8,8 @@ devices each node is offered and the devices in use, and answers:
 - `evaluate(resolution, node)`: per claim and request, the devices left after each
   step (class, selectors, taints, free, enough) and the first step that fails, as
   a `NodeOutcome`. Device taints are the slice's own plus those DeviceTaintRules
-  add (taint_rules.py); a device whose taints a rule leaves unknown is left out,
+  add (taint_rules.py); a device whose taints a rule leaves unknown is left out (unless the request
+  tolerates whatever that rule could add),
   and a failure it might explain is `taints-unknown` -> unclassified. Stages map to the funnel as: `class`/`pinned` -> no-gpu-node,
   `selectors`/`constraints` -> device-selector-mismatch, `taints` ->
   untolerated-taint, `free`/`enough` -> exhausted (`too_large` when even an empty
@@ -342,13 +343,14 @@ class DraWorld:
         passed_class = [i for i in passed_class if not self._devices[i].unmodelled]
         # Device taints: NoSchedule/NoExecute not tolerated by the request (allocator_stable.go
         # taintPreventsAllocation: other effects, "None" included, are ignored). A device its known taints do not
-        # block but a rule may taint is left out, remembered like an unmodelled one.
+        # block but a rule may taint with a taint the request does not tolerate is left out, remembered like an
+        # unmodelled one; a rule whose taint would be tolerated anyway changes nothing.
         passed_taints = []
         for i in modelled:
             dev = self._devices[i]
             if untolerated(dev.taints, ask.tolerations):
                 continue
-            unknown = dev.taints_unknown
+            unknown = next((u for u in dev.taints_unknown if u.blocks(ask.tolerations)), None)
             if unknown is None:
                 passed_taints.append(i)
             elif unknown.expression is not None:

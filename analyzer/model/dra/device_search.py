@@ -28,7 +28,7 @@ class IndexedDevice:
     taints: tuple  # the slice's own, then those DeviceTaintRules add (taint_rules.py)
     unmodelled: str | None
     cel: Any = None
-    taints_unknown: TaintsUnknown | None = None  # a rule that may taint it cannot be judged
+    taints_unknown: tuple[TaintsUnknown, ...] = ()  # rules that may taint it but cannot be judged, in rule order
 
 
 @dataclass(slots=True)

@@ -19,7 +19,8 @@ slice's own. The tracker's matching, which this follows rule by rule:
 Where the answer cannot be known, the device's taints are unknown (`TaintsUnknown`), never assumed absent: a
 rule that cannot be read, a class that cannot be read, an expression the CEL library cannot evaluate (the
 tracker would compile it; a compile error there fails the whole slice). The allocation steps then leave the
-device out and, if the pod does not fit without it, answer `unclassified` saying which rule.
+device out, unless the request tolerates the rule's taint (any taint, for an unreadable rule: only a toleration of
+everything), and, if the pod does not fit without it, answer `unclassified` saying which rule.
 """
 
 from __future__ import annotations
@@ -29,16 +30,27 @@ from typing import Any, Callable, Iterable, Mapping
 
 from analyzer.model.dra.device_search import IndexedDevice
 from analyzer.model.dra.views import Problem, TaintRule
+from analyzer.model.matching import Taint, Toleration, untolerated
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TaintsUnknown:
     """Why a device's taints are unknown: the rule, and either a CEL expression that cannot be evaluated
-    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass)."""
+    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass). `taint` is the taint
+    the rule would add when that much is known (None: the rule is unreadable, it could add any taint)."""
 
     rule: str  # TaintRule.label()
     why: str
     expression: str | None = None
+    taint: Taint | None = None
+
+    def blocks(self, tolerations: tuple[Toleration, ...]) -> bool:
+        """Could the taint the rule may add stop a request with these tolerations (allocator_stable.go
+        taintPreventsAllocation)? A known taint is matched as any other; an unknown one is harmless only to a
+        toleration of everything (operator Exists, no key, no effect: core/v1 Toleration.ToleratesTaint)."""
+        if self.taint is not None:
+            return bool(untolerated((self.taint,), tolerations))
+        return not any(t.operator == "Exists" and not t.key and not t.effect for t in tolerations)
 
 
 Judge = Callable[[str, int], Any]  # (name or expression, device index) -> a judgement with matched/error/unevaluable/why
@@ -58,17 +70,18 @@ def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_cla
             problem = bad_classes.get(rule.device_class)
             if problem is None:
                 return False  # tracker: the class does not exist, the rule does not apply
-            return TaintsUnknown(rule=rule.label(), why=f"its DeviceClass {rule.device_class} is unreadable ({problem})")
+            return TaintsUnknown(rule=rule.label(), why=f"its DeviceClass {rule.device_class} is unreadable ({problem})",
+                                 taint=rule.taint)
         judged = class_matches(rule.device_class, index)
         if judged.unevaluable:
             return TaintsUnknown(rule=rule.label(), why=f"{judged.why} (DeviceClass {rule.device_class})",
-                                 expression=judged.unevaluable)
+                                 expression=judged.unevaluable, taint=rule.taint)
         if not judged.matched:
             return False
     for expression in rule.selectors:
         judged = evaluate(expression, index)
         if judged.unevaluable:
-            return TaintsUnknown(rule=rule.label(), why=str(judged.why), expression=judged.unevaluable)
+            return TaintsUnknown(rule=rule.label(), why=str(judged.why), expression=judged.unevaluable, taint=rule.taint)
         if not judged.matched:
             return False
     return True
@@ -83,11 +96,11 @@ def apply_rules(rules: Iterable[TaintRule], devices: list[IndexedDevice], *, cla
             if rule.selected and not _in_scope(rule, dev):
                 continue
             if rule.problem is not None or rule.taint is None:
-                dev.taints_unknown = dev.taints_unknown or TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}")
+                dev.taints_unknown = (*dev.taints_unknown, TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"))
                 continue
             verdict = _selects(rule, dev.index, classes=classes, bad_classes=bad_classes, class_matches=class_matches,
                                evaluate=evaluate) if rule.selected else True
             if isinstance(verdict, TaintsUnknown):
-                dev.taints_unknown = dev.taints_unknown or verdict
+                dev.taints_unknown = (*dev.taints_unknown, verdict)
             elif verdict:
                 dev.taints = (*dev.taints, rule.taint)
