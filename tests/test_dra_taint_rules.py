@@ -245,3 +245,19 @@ def test_unknown_rule_a_toleration_may_miss_stays_unclassified(tmp_path, kind, t
     assert v.word == "unclassified"
     assert ("by-bind" if kind == "unevaluable" else "broken") in v.reason
 
+
+
+@pytest.mark.parametrize("kind", ["unevaluable", "unreadable"])
+def test_unknown_rule_does_not_hide_an_earlier_step_of_another_request(tmp_path, kind):
+    # The allocator removes devices by class, then selectors, then taints (allocator_stable.go allocateOne ->
+    # isSelectable before taintPreventsAllocation): a request no device's selectors match fails before taints,
+    # which no rule can explain, whatever the rule would add.
+    b = waiter_alone()
+    requests = b.template()["spec"]["spec"]["devices"]["requests"]
+    requests.append({"name": "odd", "exactly": {"deviceClassName": CLASS, "allocationMode": "ExactCount", "count": 1,
+                     "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}]}})
+    assert judge(b, tmp_path / "before").word == "device-selector-mismatch"
+    unknown_rule(b, kind)
+    v = judge(b, tmp_path / "rule")
+    assert v.word == "device-selector-mismatch"
+    assert "odd" in v.reason

@@ -296,10 +296,17 @@ class DraWorld:
             stage, unmodelled = "unmodelled", f"the device search on this node needs more than {self._budget} steps"
         elif stage != "ok":
             # A failure that a device we do not model (or cannot evaluate) might explain is not answered as ours.
+            # Unknown taints only remove devices at the taints step (allocator_stable.go allocateOne: isSelectable,
+            # then taintPreventsAllocation), so they can explain a failure at that step or later, not before.
+            after_taints = stage in ("taints", "free") or (stage == "enough" and not too_large)
             unmodelled = next((a.unmodelled for a in flat if a.unmodelled), None)
-            taints_unknown = None if unmodelled else next((a.taints_unknown for a in flat if a.taints_unknown), None)
+            taints_unknown = None if unmodelled or not after_taints else next(
+                (a.taints_unknown for a in flat if a.taints_unknown), None)
             found = None if unmodelled or taints_unknown else next((a for a in flat if a.unevaluable), None)
             unevaluable, why = (found.unevaluable, found.why) if found else (None, None)
+            if not (unmodelled or taints_unknown or found) and after_taints:
+                rule = next((a for a in flat if a.taints_unevaluable), None)
+                unevaluable, why = (rule.taints_unevaluable, rule.taints_why) if rule else (None, None)
             if taints_unknown:
                 stage, too_large, unmodelled = "taints-unknown", False, taints_unknown
             elif unmodelled or unevaluable:
@@ -354,9 +361,9 @@ class DraWorld:
             if unknown is None:
                 passed_taints.append(i)
             elif unknown.expression is not None:
-                if not out.unevaluable:
-                    out.unevaluable = unknown.expression
-                    out.why = f"{unknown.why}; a selector of {unknown.rule}, which may taint {dev.ref}"
+                if not out.taints_unevaluable:
+                    out.taints_unevaluable = unknown.expression
+                    out.taints_why = f"{unknown.why}; a selector of {unknown.rule}, which may taint {dev.ref}"
             elif not out.taints_unknown:
                 out.taints_unknown = f"the taints of {dev.ref} are unknown: {unknown.rule}: {unknown.why}"
         free = passed_taints if ask.admin_access else [i for i in passed_taints if self._devices[i].ref not in self._holders]

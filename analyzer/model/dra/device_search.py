@@ -42,7 +42,11 @@ class AskLists:
     unmodelled: str | None = None
     unevaluable: str | None = None
     why: str | None = None
-    taints_unknown: str | None = None  # a device passing the selectors whose taints a rule leaves unknown
+    # A device passing the selectors whose taints a rule leaves unknown: an unreadable rule (taints_unknown), or a
+    # rule selector the CEL library cannot evaluate (taints_unevaluable, with taints_why).
+    taints_unknown: str | None = None
+    taints_unevaluable: str | None = None
+    taints_why: str | None = None
 
 
 class _Budget(Exception):
