@@ -261,3 +261,30 @@ def test_unknown_rule_does_not_hide_an_earlier_step_of_another_request(tmp_path,
     v = judge(b, tmp_path / "rule")
     assert v.word == "device-selector-mismatch"
     assert "odd" in v.reason
+
+
+@pytest.mark.parametrize("change, path", [
+    ({"effect": None}, "$.items[0].spec.taint.effect"),  # left out
+    ({"effect": ""}, "$.items[0].spec.taint.effect"),
+    ({"value": 0}, "$.items[0].spec.taint.value"),
+    ({"value": None}, "$.items[0].spec.taint.value"),
+], ids=["no-effect", "empty-effect", "value-0", "value-null"])
+def test_rule_taint_without_effect_or_with_a_non_string_value_is_unreadable(tmp_path, change, path):
+    # k8s.io/api resource types.go DeviceTaint: `effect` is required (no omitempty: "Valid effects are None,
+    # NoSchedule and NoExecute"), `value` a string. A rule without one is no harmless taint with effect "" but an
+    # unreadable one, for validate (schema) and for the engine alike.
+    b = waiter_alone()
+    taint = add_taint_rule(b, "odd-taint", {"driver": CLASS})["spec"]["taint"]
+    for key, value in change.items():
+        if value is None and key == "effect":
+            del taint[key]
+        else:
+            taint[key] = value
+    root = b.write(tmp_path)
+    proc = run_cli("validate", root)
+    assert proc.returncode == 1
+    assert "devicetaintrules.json: $.items[0].spec.taint" in proc.stdout + proc.stderr
+    v = verdict(root, WAITER)
+    assert v.word == "unclassified"
+    assert "DeviceTaintRule odd-taint (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
+    assert path in v.reason
