@@ -288,3 +288,70 @@ def test_rule_taint_without_effect_or_with_a_non_string_value_is_unreadable(tmp_
     assert v.word == "unclassified"
     assert "DeviceTaintRule odd-taint (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
     assert path in v.reason
+
+
+# ---- many rules: indexed by (driver, pool, device), same taints as rule-by-rule (tracker.go applyPatches) ---------
+
+def test_indexed_rules_give_the_taints_of_the_rule_by_rule_loop():
+    # applyPatches checks every rule against every slice; taint_rules.apply_rules looks up only the rules whose
+    # driver/pool/device can match a device. 200 mixed rules x 500 devices: the same taints, in the same order
+    # (rule order, after the slice's own), and the same unknowns, as the straightforward loop below.
+    import random
+    from types import SimpleNamespace
+
+    from analyzer.model.dra.device_search import IndexedDevice
+    from analyzer.model.dra.taint_rules import TaintsUnknown, _selects, apply_rules
+    from analyzer.model.dra.views import DeviceRef, DeviceTaint, Problem, TaintRule
+    from analyzer.model.matching import Taint
+
+    rng = random.Random(7)
+    drivers, pools, names = ["a.example.com", "b.example.com"], ["p0", "p1", "p2"], [f"gpu-{i}" for i in range(90)]
+
+    def devices() -> list[IndexedDevice]:
+        return [IndexedDevice(index=i, ref=DeviceRef(driver=rng.choice(drivers), pool=rng.choice(pools),
+                                                     device=rng.choice(names)),
+                              raw={}, taints=(Taint("own", "", "NoSchedule"),) if i % 7 == 0 else (), unmodelled=None)
+                for i in range(500)]
+
+    rules = []
+    for n in range(200):
+        pick = lambda options: rng.choice([None, *options])  # noqa: E731
+        kind = rng.random()
+        common = dict(name=f"r{n}", driver=pick(drivers), pool=pick(pools), device=pick(names[:20]), source=f"$[{n}]")
+        if kind < 0.05:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "", "NoSchedule", rule=f"r{n}"), selected=False, name=f"r{n}",
+                                   source=f"$[{n}]"))
+        elif kind < 0.1:
+            rules.append(TaintRule(taint=None, problem=Problem(file="f", path=f"$[{n}]", message="bad"), **common))
+        elif kind < 0.3:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "v", "NoExecute", rule=f"r{n}"),
+                                   selectors=(f"odd-{n % 3}",), **common))
+        else:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "", "NoSchedule", rule=f"r{n}"), **common))
+
+    def evaluate(expression: str, index: int):  # a CEL stand-in: even devices match, every 11th cannot be evaluated
+        if index % 11 == 0 and expression == "odd-0":
+            return SimpleNamespace(matched=False, unevaluable=expression, why="cannot")
+        return SimpleNamespace(matched=index % 2 == 0, unevaluable=None, why=None)
+
+    seed_devices = devices()
+    fast = [IndexedDevice(index=d.index, ref=d.ref, raw={}, taints=d.taints, unmodelled=None) for d in seed_devices]
+    apply_rules(rules, fast, classes={}, bad_classes={}, class_matches=evaluate, evaluate=evaluate)
+
+    naive = [IndexedDevice(index=d.index, ref=d.ref, raw={}, taints=d.taints, unmodelled=None) for d in seed_devices]
+    for rule in rules:  # the rule-by-rule loop applyPatches runs
+        for dev in naive:
+            if rule.selected and not ((rule.driver in (None, dev.ref.driver)) and (rule.pool in (None, dev.ref.pool))
+                                      and (rule.device in (None, dev.ref.device))):
+                continue
+            if rule.taint is None:
+                dev.taints_unknown += (TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"),)
+                continue
+            verdict = _selects(rule, dev.index, classes={}, bad_classes={}, class_matches=evaluate, evaluate=evaluate)
+            if isinstance(verdict, TaintsUnknown):
+                dev.taints_unknown += (verdict,)
+            elif verdict:
+                dev.taints += (rule.taint,)
+
+    assert [(d.taints, d.taints_unknown) for d in fast] == [(d.taints, d.taints_unknown) for d in naive]
+    assert sum(len(d.taints) for d in naive) > 2_000 and sum(len(d.taints_unknown) for d in naive) > 20  # not vacuous

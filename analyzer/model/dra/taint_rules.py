@@ -56,12 +56,6 @@ class TaintsUnknown:
 Judge = Callable[[str, int], Any]  # (name or expression, device index) -> a judgement with matched/error/unevaluable/why
 
 
-def _in_scope(rule: TaintRule, dev: IndexedDevice) -> bool:
-    ref = dev.ref
-    return ((rule.driver is None or rule.driver == ref.driver) and (rule.pool is None or rule.pool == ref.pool)
-            and (rule.device is None or rule.device == ref.device))
-
-
 def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_classes: Mapping[str, Problem],
              class_matches: Judge, evaluate: Judge) -> bool | TaintsUnknown:
     """Does the rule's class and CEL part select this device (True/False), or is that unknown?"""
@@ -87,20 +81,51 @@ def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_cla
     return True
 
 
+def _key(rule: TaintRule) -> tuple[str | None, str | None, str | None]:
+    """The rule's (driver, pool, device), None where it selects any; a rule without a selector selects any device."""
+    return (rule.driver, rule.pool, rule.device) if rule.selected else (None, None, None)
+
+
 def apply_rules(rules: Iterable[TaintRule], devices: list[IndexedDevice], *, classes: Mapping[str, Any],
                 bad_classes: Mapping[str, Problem], class_matches: Judge, evaluate: Judge) -> None:
-    """Append each rule's taint to the devices it selects (in the bundle's order, as the tracker appends after the
-    slice's own taints); mark devices whose taints cannot be known. Changes `devices` in place."""
-    for rule in rules:
-        for dev in devices:
-            if rule.selected and not _in_scope(rule, dev):
-                continue
+    """Append each rule's taint to the devices it selects, after the slice's own taints, in the bundle's order of
+    rules (the tracker appends in the order its informer lists the rules, which Kubernetes leaves undefined; the
+    order only changes which taint is shown first, never whether one blocks). Mark devices whose taints cannot be
+    known. Changes `devices` in place.
+
+    Rules are indexed by (driver, pool, device) with None for "any", so each device looks up only the rules that
+    can match it (8 keys) rather than every rule, and builds its taints once."""
+    ordered = list(rules)
+    by_key: dict[tuple[str | None, str | None, str | None], list[int]] = {}
+    for position, rule in enumerate(ordered):
+        by_key.setdefault(_key(rule), []).append(position)
+    for dev in devices:
+        ref = dev.ref
+        found: list[int] = []
+        for driver in (ref.driver, None):
+            for pool in (ref.pool, None):
+                for device in (ref.device, None):
+                    found.extend(by_key.get((driver, pool, device), ()))
+        if not found:
+            continue
+        found.sort()
+        added: list = []
+        unknown: list[TaintsUnknown] = []
+        for position in found:
+            rule = ordered[position]
             if rule.problem is not None or rule.taint is None:
-                dev.taints_unknown = (*dev.taints_unknown, TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"))
+                unknown.append(TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"))
+                continue
+            if rule.device_class is None and not rule.selectors:
+                added.append(rule.taint)
                 continue
             verdict = _selects(rule, dev.index, classes=classes, bad_classes=bad_classes, class_matches=class_matches,
-                               evaluate=evaluate) if rule.selected else True
+                               evaluate=evaluate)
             if isinstance(verdict, TaintsUnknown):
-                dev.taints_unknown = (*dev.taints_unknown, verdict)
+                unknown.append(verdict)
             elif verdict:
-                dev.taints = (*dev.taints, rule.taint)
+                added.append(rule.taint)
+        if added:
+            dev.taints = (*dev.taints, *added)
+        if unknown:
+            dev.taints_unknown = (*dev.taints_unknown, *unknown)
