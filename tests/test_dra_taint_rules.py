@@ -355,3 +355,24 @@ def test_indexed_rules_give_the_taints_of_the_rule_by_rule_loop():
 
     assert [(d.taints, d.taints_unknown) for d in fast] == [(d.taints, d.taints_unknown) for d in naive]
     assert sum(len(d.taints) for d in naive) > 2_000 and sum(len(d.taints_unknown) for d in naive) > 20  # not vacuous
+
+
+def test_300_rules_on_every_device_show_three_taints_per_device_and_a_count(tmp_path):
+    # Each rule adds one taint to every device (tracker.go applyPatches appends them all): 300 rules, 300 taints on
+    # gpu-0 and gpu-1. The answer names the first three (rule order) and counts the rest, in every output.
+    b = waiter_alone()
+    for n in range(300):
+        add_taint_rule(b, f"drain-{n:03}", {}, taint={**UNHEALTHY, "key": f"gpu.example.com/drain-{n:03}"})
+    root = b.write(tmp_path)
+    first = "gpu.example.com/drain-000=true:NoSchedule (DeviceTaintRule drain-000)"
+    v = verdict(root, WAITER)
+    assert v.word == "untolerated-taint"
+    assert first in v.reason and "drain-003" not in v.reason and "and 297 more" in v.reason
+    assert len(v.reason) < 2_000
+    data = json.loads(run_cli("why", root, WAITER, "-o", "json", check=True).stdout)
+    shown = devices_on(v)["requests"][0]["tainted"]
+    assert [len(t["taints"]) for t in shown] == [3, 3] and [t["taints_more"] for t in shown] == [297, 297]
+    assert len(json.dumps(data)) < 20_000
+    explain = run_cli("why", root, WAITER, "--explain", check=True).stdout
+    assert f"tainted: {GPU0}: {first}" in explain and "and 297 more" in explain
+    assert len(explain) < 20_000

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Protocol
 from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
-from analyzer.model.dra.outcomes import (STEPS, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
+from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
@@ -375,7 +375,8 @@ class DraWorld:
         holders = tuple(h for ref in taken for h in self.holders(ref))
         # The devices the taints step removed, with the taints that did it (a rule's taint names the rule).
         kept = set(a.lists["taints"])
-        tainted = tuple(TaintedDevice(device=self.device_name(i), taints=tuple(str(t) for t in blocking))
+        tainted = tuple(TaintedDevice(device=self.device_name(i), taints=tuple(str(t) for t in blocking[:TAINTS_SHOWN]),
+                                      more=max(len(blocking) - TAINTS_SHOWN, 0))
                         for i in a.lists["selectors"] if i not in kept
                         for blocking in [untolerated(self._devices[i].taints, a.ask.tolerations)] if blocking)
         return RequestEvidence(owner=a.owner, request=a.ask.name, device_class=a.ask.device_class,
