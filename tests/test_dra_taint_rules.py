@@ -175,10 +175,26 @@ def test_hostile_cel_in_a_rule_is_refused_with_a_clear_message(tmp_path, name, n
 
 # ---- a rule that cannot be read: a finding, and unknown taints rather than none ---------------------------------
 
-def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_path):
+LEFT_OUT = object()
+
+
+@pytest.mark.parametrize("key, value", [
+    ("key", LEFT_OUT),
+    # k8s.io/api resource types.go DeviceTaint: `effect` is required (no omitempty: "Valid effects are None,
+    # NoSchedule and NoExecute"), `value` a string. A rule without one is no harmless taint with effect "" but an
+    # unreadable one, for validate (schema) and for the engine alike.
+    ("effect", LEFT_OUT),
+    ("effect", ""),
+    ("value", 0),
+    ("value", None),
+], ids=["no-key", "no-effect", "empty-effect", "value-0", "value-null"])
+def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_path, key, value):
     b = waiter_alone()
-    rule = add_taint_rule(b, "broken", {"driver": CLASS})
-    del rule["spec"]["taint"]["key"]
+    taint = add_taint_rule(b, "broken", {"driver": CLASS})["spec"]["taint"]
+    if value is LEFT_OUT:
+        del taint[key]
+    else:
+        taint[key] = value
     root = b.write(tmp_path)
     proc = run_cli("validate", root)
     assert proc.returncode == 1
@@ -186,7 +202,7 @@ def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_pat
     v = verdict(root, WAITER)
     assert v.word == "unclassified"
     assert "DeviceTaintRule broken (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
-    assert "$.items[0].spec.taint.key" in v.reason
+    assert f"$.items[0].spec.taint.{key}" in v.reason
     assert cli_words(root, status=2) == [("lab/waiter", "unclassified")]
 
 
@@ -213,38 +229,30 @@ def unknown_rule(b: DraBundle, kind: str) -> None:
         del add_taint_rule(b, "broken", {"driver": CLASS})["spec"]["taint"]["key"]
 
 
-@pytest.mark.parametrize("kind, toleration", [
-    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}),
-    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"}),
-    ("unevaluable", {"operator": "Exists"}),
-    ("unreadable", {"operator": "Exists"}),
+@pytest.mark.parametrize("kind, toleration, word", [
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}, "fits-now"),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+     "fits-now"),
+    ("unevaluable", {"operator": "Exists"}, "fits-now"),
+    ("unreadable", {"operator": "Exists"}, "fits-now"),
+    ("unevaluable", {"key": "gpu.example.com/other", "operator": "Exists"}, "unclassified"),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute"}, "unclassified"),
+    ("unreadable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}, "unclassified"),  # its key may differ
+    ("unreadable", {"operator": "Exists", "effect": "NoSchedule"}, "unclassified"),  # its effect may be NoExecute
 ])
-def test_unknown_rule_the_request_tolerates_whatever_it_adds_still_fits(tmp_path, kind, toleration):
+def test_unknown_rule_counts_only_when_its_taint_may_be_untolerated(tmp_path, kind, toleration, word):
     # allocator_stable.go taintPreventsAllocation: a taint a toleration of the request tolerates never blocks
-    # (resourceclaim.ToleratesTaint). Whether the rule taints gpu-0/gpu-1 is unknown, but its taint (known, or
-    # anything at all for an unreadable rule) is tolerated either way: the pod fits.
+    # (resourceclaim.ToleratesTaint). Whether the rule taints gpu-0/gpu-1 is unknown, but when its taint (known, or
+    # anything at all for an unreadable rule) is tolerated either way, the pod fits; otherwise it is unclassified.
     b = waiter_alone()
     unknown_rule(b, kind)
     b.request["tolerations"] = [toleration]
     v = judge(b, tmp_path)
-    assert v.word == "fits-now"
-    assert left(v)["taints"] == 2
-
-
-@pytest.mark.parametrize("kind, toleration", [
-    ("unevaluable", {"key": "gpu.example.com/other", "operator": "Exists"}),
-    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute"}),
-    ("unreadable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}),  # its key may be another
-    ("unreadable", {"operator": "Exists", "effect": "NoSchedule"}),  # its effect may be NoExecute
-])
-def test_unknown_rule_a_toleration_may_miss_stays_unclassified(tmp_path, kind, toleration):
-    b = waiter_alone()
-    unknown_rule(b, kind)
-    b.request["tolerations"] = [toleration]
-    v = judge(b, tmp_path)
-    assert v.word == "unclassified"
-    assert ("by-bind" if kind == "unevaluable" else "broken") in v.reason
-
+    assert v.word == word
+    if word == "fits-now":
+        assert left(v)["taints"] == 2
+    else:
+        assert ("by-bind" if kind == "unevaluable" else "broken") in v.reason
 
 
 @pytest.mark.parametrize("kind", ["unevaluable", "unreadable"])
@@ -261,33 +269,6 @@ def test_unknown_rule_does_not_hide_an_earlier_step_of_another_request(tmp_path,
     v = judge(b, tmp_path / "rule")
     assert v.word == "device-selector-mismatch"
     assert "odd" in v.reason
-
-
-@pytest.mark.parametrize("change, path", [
-    ({"effect": None}, "$.items[0].spec.taint.effect"),  # left out
-    ({"effect": ""}, "$.items[0].spec.taint.effect"),
-    ({"value": 0}, "$.items[0].spec.taint.value"),
-    ({"value": None}, "$.items[0].spec.taint.value"),
-], ids=["no-effect", "empty-effect", "value-0", "value-null"])
-def test_rule_taint_without_effect_or_with_a_non_string_value_is_unreadable(tmp_path, change, path):
-    # k8s.io/api resource types.go DeviceTaint: `effect` is required (no omitempty: "Valid effects are None,
-    # NoSchedule and NoExecute"), `value` a string. A rule without one is no harmless taint with effect "" but an
-    # unreadable one, for validate (schema) and for the engine alike.
-    b = waiter_alone()
-    taint = add_taint_rule(b, "odd-taint", {"driver": CLASS})["spec"]["taint"]
-    for key, value in change.items():
-        if value is None and key == "effect":
-            del taint[key]
-        else:
-            taint[key] = value
-    root = b.write(tmp_path)
-    proc = run_cli("validate", root)
-    assert proc.returncode == 1
-    assert "devicetaintrules.json: $.items[0].spec.taint" in proc.stdout + proc.stderr
-    v = verdict(root, WAITER)
-    assert v.word == "unclassified"
-    assert "DeviceTaintRule odd-taint (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
-    assert path in v.reason
 
 
 # ---- many rules: indexed by (driver, pool, device), same taints as rule-by-rule (tracker.go applyPatches) ---------
