@@ -54,7 +54,7 @@ def dra_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[s
                     "driver": NONEMPTY, "pool": NONEMPTY, "device": NONEMPTY, "deviceClassName": NONEMPTY,
                     "selectors": arr(cel)}},
                 "taint": {"type": "object", "required": ["key", "effect"],
-                          "properties": {"key": NONEMPTY, "value": STR, "effect": STR}}}}}},
+                          "properties": {"key": NONEMPTY, "value": STR, "effect": NONEMPTY}}}}}},
         "ResourceSlice": {"type": "object", "required": ["metadata", "spec"], "properties": {
             "metadata": meta, "spec": {"type": "object", "required": ["driver", "pool"], "properties": {
                 "driver": STR, "nodeName": STR, "nodeSelector": {"type": "object"}, "allNodes": BOOL,

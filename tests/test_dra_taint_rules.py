@@ -175,10 +175,26 @@ def test_hostile_cel_in_a_rule_is_refused_with_a_clear_message(tmp_path, name, n
 
 # ---- a rule that cannot be read: a finding, and unknown taints rather than none ---------------------------------
 
-def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_path):
+LEFT_OUT = object()
+
+
+@pytest.mark.parametrize("key, value", [
+    ("key", LEFT_OUT),
+    # k8s.io/api resource types.go DeviceTaint: `effect` is required (no omitempty: "Valid effects are None,
+    # NoSchedule and NoExecute"), `value` a string. A rule without one is no harmless taint with effect "" but an
+    # unreadable one, for validate (schema) and for the engine alike.
+    ("effect", LEFT_OUT),
+    ("effect", ""),
+    ("value", 0),
+    ("value", None),
+], ids=["no-key", "no-effect", "empty-effect", "value-0", "value-null"])
+def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_path, key, value):
     b = waiter_alone()
-    rule = add_taint_rule(b, "broken", {"driver": CLASS})
-    del rule["spec"]["taint"]["key"]
+    taint = add_taint_rule(b, "broken", {"driver": CLASS})["spec"]["taint"]
+    if value is LEFT_OUT:
+        del taint[key]
+    else:
+        taint[key] = value
     root = b.write(tmp_path)
     proc = run_cli("validate", root)
     assert proc.returncode == 1
@@ -186,7 +202,7 @@ def test_unreadable_rule_is_a_finding_and_its_devices_taints_are_unknown(tmp_pat
     v = verdict(root, WAITER)
     assert v.word == "unclassified"
     assert "DeviceTaintRule broken (devicetaintrules.json $.items[0]): it is unreadable" in v.reason
-    assert "$.items[0].spec.taint.key" in v.reason
+    assert f"$.items[0].spec.taint.{key}" in v.reason
     assert cli_words(root, status=2) == [("lab/waiter", "unclassified")]
 
 
@@ -197,3 +213,147 @@ def test_unreadable_rule_for_another_driver_leaves_these_devices_known(tmp_path)
     rule["spec"]["taint"] = "NoSchedule"
     v = judge(b, tmp_path)
     assert v.word == "fits-now"
+
+
+# ---- unknown taints only where they could matter (review fixes) -------------------------------------------------
+
+BIND = 'cel.bind(x, device.attributes["gpu.example.com"].index, x == 0)'
+
+
+def unknown_rule(b: DraBundle, kind: str) -> None:
+    """A rule whose devices' taints are unknown: `unevaluable` (v1alpha3 CEL the library cannot evaluate, known taint
+    UNHEALTHY) or `unreadable` (no taint key: nothing of the taint is known)."""
+    if kind == "unevaluable":
+        alpha(b, "by-bind", cel=[BIND])
+    else:
+        del add_taint_rule(b, "broken", {"driver": CLASS})["spec"]["taint"]["key"]
+
+
+@pytest.mark.parametrize("kind, toleration, word", [
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}, "fits-now"),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+     "fits-now"),
+    ("unevaluable", {"operator": "Exists"}, "fits-now"),
+    ("unreadable", {"operator": "Exists"}, "fits-now"),
+    ("unevaluable", {"key": "gpu.example.com/other", "operator": "Exists"}, "unclassified"),
+    ("unevaluable", {"key": "gpu.example.com/unhealthy", "operator": "Exists", "effect": "NoExecute"}, "unclassified"),
+    ("unreadable", {"key": "gpu.example.com/unhealthy", "operator": "Exists"}, "unclassified"),  # its key may differ
+    ("unreadable", {"operator": "Exists", "effect": "NoSchedule"}, "unclassified"),  # its effect may be NoExecute
+])
+def test_unknown_rule_counts_only_when_its_taint_may_be_untolerated(tmp_path, kind, toleration, word):
+    # allocator_stable.go taintPreventsAllocation: a taint a toleration of the request tolerates never blocks
+    # (resourceclaim.ToleratesTaint). Whether the rule taints gpu-0/gpu-1 is unknown, but when its taint (known, or
+    # anything at all for an unreadable rule) is tolerated either way, the pod fits; otherwise it is unclassified.
+    b = waiter_alone()
+    unknown_rule(b, kind)
+    b.request["tolerations"] = [toleration]
+    v = judge(b, tmp_path)
+    assert v.word == word
+    if word == "fits-now":
+        assert left(v)["taints"] == 2
+    else:
+        assert ("by-bind" if kind == "unevaluable" else "broken") in v.reason
+
+
+@pytest.mark.parametrize("kind", ["unevaluable", "unreadable"])
+def test_unknown_rule_does_not_hide_an_earlier_step_of_another_request(tmp_path, kind):
+    # The allocator removes devices by class, then selectors, then taints (allocator_stable.go allocateOne ->
+    # isSelectable before taintPreventsAllocation): a request no device's selectors match fails before taints,
+    # which no rule can explain, whatever the rule would add.
+    b = waiter_alone()
+    requests = b.template()["spec"]["spec"]["devices"]["requests"]
+    requests.append({"name": "odd", "exactly": {"deviceClassName": CLASS, "allocationMode": "ExactCount", "count": 1,
+                     "selectors": [{"cel": {"expression": 'device.attributes["gpu.example.com"].index == 7'}}]}})
+    assert judge(b, tmp_path / "before").word == "device-selector-mismatch"
+    unknown_rule(b, kind)
+    v = judge(b, tmp_path / "rule")
+    assert v.word == "device-selector-mismatch"
+    assert "odd" in v.reason
+
+
+# ---- many rules: indexed by (driver, pool, device), same taints as rule-by-rule (tracker.go applyPatches) ---------
+
+def test_indexed_rules_give_the_taints_of_the_rule_by_rule_loop():
+    # applyPatches checks every rule against every slice; taint_rules.apply_rules looks up only the rules whose
+    # driver/pool/device can match a device. 200 mixed rules x 500 devices: the same taints, in the same order
+    # (rule order, after the slice's own), and the same unknowns, as the straightforward loop below.
+    import random
+    from types import SimpleNamespace
+
+    from analyzer.model.dra.device_search import IndexedDevice
+    from analyzer.model.dra.taint_rules import TaintsUnknown, _selects, apply_rules
+    from analyzer.model.dra.views import DeviceRef, DeviceTaint, Problem, TaintRule
+    from analyzer.model.matching import Taint
+
+    rng = random.Random(7)
+    drivers, pools, names = ["a.example.com", "b.example.com"], ["p0", "p1", "p2"], [f"gpu-{i}" for i in range(90)]
+
+    def devices() -> list[IndexedDevice]:
+        return [IndexedDevice(index=i, ref=DeviceRef(driver=rng.choice(drivers), pool=rng.choice(pools),
+                                                     device=rng.choice(names)),
+                              raw={}, taints=(Taint("own", "", "NoSchedule"),) if i % 7 == 0 else (), unmodelled=None)
+                for i in range(500)]
+
+    rules = []
+    for n in range(200):
+        pick = lambda options: rng.choice([None, *options])  # noqa: E731
+        kind = rng.random()
+        common = dict(name=f"r{n}", driver=pick(drivers), pool=pick(pools), device=pick(names[:20]), source=f"$[{n}]")
+        if kind < 0.05:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "", "NoSchedule", rule=f"r{n}"), selected=False, name=f"r{n}",
+                                   source=f"$[{n}]"))
+        elif kind < 0.1:
+            rules.append(TaintRule(taint=None, problem=Problem(file="f", path=f"$[{n}]", message="bad"), **common))
+        elif kind < 0.3:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "v", "NoExecute", rule=f"r{n}"),
+                                   selectors=(f"odd-{n % 3}",), **common))
+        else:
+            rules.append(TaintRule(taint=DeviceTaint(f"k{n}", "", "NoSchedule", rule=f"r{n}"), **common))
+
+    def evaluate(expression: str, index: int):  # a CEL stand-in: even devices match, every 11th cannot be evaluated
+        if index % 11 == 0 and expression == "odd-0":
+            return SimpleNamespace(matched=False, unevaluable=expression, why="cannot")
+        return SimpleNamespace(matched=index % 2 == 0, unevaluable=None, why=None)
+
+    seed_devices = devices()
+    fast = [IndexedDevice(index=d.index, ref=d.ref, raw={}, taints=d.taints, unmodelled=None) for d in seed_devices]
+    apply_rules(rules, fast, classes={}, bad_classes={}, class_matches=evaluate, evaluate=evaluate)
+
+    naive = [IndexedDevice(index=d.index, ref=d.ref, raw={}, taints=d.taints, unmodelled=None) for d in seed_devices]
+    for rule in rules:  # the rule-by-rule loop applyPatches runs
+        for dev in naive:
+            if rule.selected and not ((rule.driver in (None, dev.ref.driver)) and (rule.pool in (None, dev.ref.pool))
+                                      and (rule.device in (None, dev.ref.device))):
+                continue
+            if rule.taint is None:
+                dev.taints_unknown += (TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"),)
+                continue
+            verdict = _selects(rule, dev.index, classes={}, bad_classes={}, class_matches=evaluate, evaluate=evaluate)
+            if isinstance(verdict, TaintsUnknown):
+                dev.taints_unknown += (verdict,)
+            elif verdict:
+                dev.taints += (rule.taint,)
+
+    assert [(d.taints, d.taints_unknown) for d in fast] == [(d.taints, d.taints_unknown) for d in naive]
+    assert sum(len(d.taints) for d in naive) > 2_000 and sum(len(d.taints_unknown) for d in naive) > 20  # not vacuous
+
+
+def test_300_rules_on_every_device_show_three_taints_per_device_and_a_count(tmp_path):
+    # Each rule adds one taint to every device (tracker.go applyPatches appends them all): 300 rules, 300 taints on
+    # gpu-0 and gpu-1. The answer names the first three (rule order) and counts the rest, in every output.
+    b = waiter_alone()
+    for n in range(300):
+        add_taint_rule(b, f"drain-{n:03}", {}, taint={**UNHEALTHY, "key": f"gpu.example.com/drain-{n:03}"})
+    root = b.write(tmp_path)
+    first = "gpu.example.com/drain-000=true:NoSchedule (DeviceTaintRule drain-000)"
+    v = verdict(root, WAITER)
+    assert v.word == "untolerated-taint"
+    assert first in v.reason and "drain-003" not in v.reason and "and 297 more" in v.reason
+    assert len(v.reason) < 2_000
+    data = json.loads(run_cli("why", root, WAITER, "-o", "json", check=True).stdout)
+    shown = devices_on(v)["requests"][0]["tainted"]
+    assert [len(t["taints"]) for t in shown] == [3, 3] and [t["taints_more"] for t in shown] == [297, 297]
+    assert len(json.dumps(data)) < 20_000
+    explain = run_cli("why", root, WAITER, "--explain", check=True).stdout
+    assert f"tainted: {GPU0}: {first}" in explain and "and 297 more" in explain
+    assert len(explain) < 20_000

@@ -82,7 +82,8 @@ def render(v: Verdict, out: TextIO) -> None:
                 for e in r["cel_errors"][:3]:
                     w(f"      CEL error on {e['device']}: {e['error']}\n")
                 for t in r.get("tainted", [])[:10]:
-                    w(f"      tainted: {t['device']}: {', '.join(t['taints'])}\n")
+                    more = f" and {t['taints_more']} more" if t.get("taints_more") else ""
+                    w(f"      tainted: {t['device']}: {', '.join(t['taints'])}{more}\n")
     sched = v.scheduler or {}
     if sched:
         w("\nThe scheduler's own message (evidence only; the word never depends on it):\n")

@@ -54,7 +54,7 @@ def _tainted(r: RequestEvidence | None, shown_devices: int = 3) -> str:
     """The devices the taints step removed and the taints that did it (a DeviceTaintRule's taint names the rule)."""
     if r is None or not r.tainted:
         return ""
-    text = "; ".join(f"{t.device} {', '.join(t.taints)}" for t in r.tainted[:shown_devices])
+    text = "; ".join(f"{t.device} {t.text}" for t in r.tainted[:shown_devices])
     return text + (f"; … and {len(r.tainted) - shown_devices} more" if len(r.tainted) > shown_devices else "")
 
 
@@ -133,7 +133,8 @@ def outcome_evidence(o: NodeOutcome) -> dict:
          "left_after": dict(r.left), "chosen": list(r.chosen),
          "held_by": [{"device": h.device, "claim": h.claim, "pods": list(h.pods)} for h in r.holders[:20]],
          "cel_errors": [{"device": e.device, "expression": shown(e.expression), "error": e.error} for e in r.cel_errors[:5]],
-         "tainted": [{"device": t.device, "taints": list(t.taints)} for t in r.tainted[:20]]}
+         "tainted": [{"device": t.device, "taints": list(t.taints), **({"taints_more": t.more} if t.more else {})}
+                     for t in r.tainted[:20]]}
         for r in o.requests]}
     if o.too_large:
         out["too_large"] = True

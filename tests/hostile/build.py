@@ -258,6 +258,16 @@ def cel_taint_rule(expression: str) -> Step:
     return raw("devicetaintrules.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": [rule]}), seal=False)
 
 
+def many_taint_rules(n: int) -> Step:
+    """Add devicetaintrules.json with n v1beta2 rules, each with the empty selector and its own taint key: every
+    device carries n taints (tracker.go applyPatches appends each rule's), which the answers must not print whole."""
+    rules = [{"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule", "metadata": {"name": f"drain-{i:04}"},
+              "spec": {"deviceSelector": {},
+                       "taint": {"key": f"gpu.example.com/drain-{i:04}", "value": "true", "effect": "NoSchedule"}}}
+             for i in range(n)]
+    return raw("devicetaintrules.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": rules}), seal=False)
+
+
 # -- generated content -----------------------------------------------------------------------
 
 def deep_json(depth: int, leaf: str = "0") -> bytes:

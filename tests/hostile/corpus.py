@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from hostile.build import (ATTEMPT_41, ATTEMPT_42, DRA_WORDS, LAB, LAB_WORDS, NODE, POD, attempt, bundle, cel_selector,
-                           cel_taint_rule, copy_of, data_file, dra_bundle,
+                           cel_taint_rule, copy_of, data_file, dra_bundle, many_taint_rules,
                            deep_json, drop, edit, item, lab, lying_header_tar, manifest, member, node, outside_file,
                            pad_json, pod, put, raw, save, source_text, symlink, tar_builder, tar_of, unlink)
 
@@ -626,6 +626,11 @@ CASES: list[Case] = [
     *[case(f"dra-cel-{name}-in-taint-rule", dra_bundle(cel_taint_rule(expression)), timeout=20,
            validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "unclassified"}))
       for name, expression in DRA_HOSTILE_CEL.items()],
+    # 300 DeviceTaintRules with the empty selector: every device carries 300 taints. Answered in bounded time and
+    # output (each shown device names three taints and counts the rest; the sizes of why, --explain and -o json:
+    # tests/test_dra_taint_rules.py); the waiter's devices are all tainted, the holders keep their claims.
+    case("dra-taint-rules-300-on-every-device", dra_bundle(many_taint_rules(300)), timeout=20,
+         validate=Expect(0), analyze=Expect(0, words={**DRA_WORDS, "lab/waiter": "untolerated-taint"})),
     case("dra-deviceclass-selectors-string", dra_bundle(edit("deviceclasses.json", put("items[0].spec.selectors", "x"),
                                                                 seal=False)),
          status=1, needles=('deviceclasses.json: $.items[0].spec.selectors: expected array, found string "x"',),

@@ -8,7 +8,8 @@ devices each node is offered and the devices in use, and answers:
 - `evaluate(resolution, node)`: per claim and request, the devices left after each
   step (class, selectors, taints, free, enough) and the first step that fails, as
   a `NodeOutcome`. Device taints are the slice's own plus those DeviceTaintRules
-  add (taint_rules.py); a device whose taints a rule leaves unknown is left out,
+  add (taint_rules.py); a device whose taints a rule leaves unknown is left out (unless the request
+  tolerates whatever that rule could add),
   and a failure it might explain is `taints-unknown` -> unclassified. Stages map to the funnel as: `class`/`pinned` -> no-gpu-node,
   `selectors`/`constraints` -> device-selector-mismatch, `taints` ->
   untolerated-taint, `free`/`enough` -> exhausted (`too_large` when even an empty
@@ -32,7 +33,7 @@ from typing import Any, Callable, Iterable, Protocol
 from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
-from analyzer.model.dra.outcomes import (STEPS, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
+from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
@@ -295,10 +296,17 @@ class DraWorld:
             stage, unmodelled = "unmodelled", f"the device search on this node needs more than {self._budget} steps"
         elif stage != "ok":
             # A failure that a device we do not model (or cannot evaluate) might explain is not answered as ours.
+            # Unknown taints only remove devices at the taints step (allocator_stable.go allocateOne: isSelectable,
+            # then taintPreventsAllocation), so they can explain a failure at that step or later, not before.
+            after_taints = stage in ("taints", "free") or (stage == "enough" and not too_large)
             unmodelled = next((a.unmodelled for a in flat if a.unmodelled), None)
-            taints_unknown = None if unmodelled else next((a.taints_unknown for a in flat if a.taints_unknown), None)
+            taints_unknown = None if unmodelled or not after_taints else next(
+                (a.taints_unknown for a in flat if a.taints_unknown), None)
             found = None if unmodelled or taints_unknown else next((a for a in flat if a.unevaluable), None)
             unevaluable, why = (found.unevaluable, found.why) if found else (None, None)
+            if not (unmodelled or taints_unknown or found) and after_taints:
+                rule = next((a for a in flat if a.taints_unevaluable), None)
+                unevaluable, why = (rule.taints_unevaluable, rule.taints_why) if rule else (None, None)
             if taints_unknown:
                 stage, too_large, unmodelled = "taints-unknown", False, taints_unknown
             elif unmodelled or unevaluable:
@@ -342,19 +350,20 @@ class DraWorld:
         passed_class = [i for i in passed_class if not self._devices[i].unmodelled]
         # Device taints: NoSchedule/NoExecute not tolerated by the request (allocator_stable.go
         # taintPreventsAllocation: other effects, "None" included, are ignored). A device its known taints do not
-        # block but a rule may taint is left out, remembered like an unmodelled one.
+        # block but a rule may taint with a taint the request does not tolerate is left out, remembered like an
+        # unmodelled one; a rule whose taint would be tolerated anyway changes nothing.
         passed_taints = []
         for i in modelled:
             dev = self._devices[i]
             if untolerated(dev.taints, ask.tolerations):
                 continue
-            unknown = dev.taints_unknown
+            unknown = next((u for u in dev.taints_unknown if u.blocks(ask.tolerations)), None)
             if unknown is None:
                 passed_taints.append(i)
             elif unknown.expression is not None:
-                if not out.unevaluable:
-                    out.unevaluable = unknown.expression
-                    out.why = f"{unknown.why}; a selector of {unknown.rule}, which may taint {dev.ref}"
+                if not out.taints_unevaluable:
+                    out.taints_unevaluable = unknown.expression
+                    out.taints_why = f"{unknown.why}; a selector of {unknown.rule}, which may taint {dev.ref}"
             elif not out.taints_unknown:
                 out.taints_unknown = f"the taints of {dev.ref} are unknown: {unknown.rule}: {unknown.why}"
         free = passed_taints if ask.admin_access else [i for i in passed_taints if self._devices[i].ref not in self._holders]
@@ -366,7 +375,8 @@ class DraWorld:
         holders = tuple(h for ref in taken for h in self.holders(ref))
         # The devices the taints step removed, with the taints that did it (a rule's taint names the rule).
         kept = set(a.lists["taints"])
-        tainted = tuple(TaintedDevice(device=self.device_name(i), taints=tuple(str(t) for t in blocking))
+        tainted = tuple(TaintedDevice(device=self.device_name(i), taints=tuple(str(t) for t in blocking[:TAINTS_SHOWN]),
+                                      more=max(len(blocking) - TAINTS_SHOWN, 0))
                         for i in a.lists["selectors"] if i not in kept
                         for blocking in [untolerated(self._devices[i].taints, a.ask.tolerations)] if blocking)
         return RequestEvidence(owner=a.owner, request=a.ask.name, device_class=a.ask.device_class,

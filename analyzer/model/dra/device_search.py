@@ -28,7 +28,7 @@ class IndexedDevice:
     taints: tuple  # the slice's own, then those DeviceTaintRules add (taint_rules.py)
     unmodelled: str | None
     cel: Any = None
-    taints_unknown: TaintsUnknown | None = None  # a rule that may taint it cannot be judged
+    taints_unknown: tuple[TaintsUnknown, ...] = ()  # rules that may taint it but cannot be judged, in rule order
 
 
 @dataclass(slots=True)
@@ -42,7 +42,11 @@ class AskLists:
     unmodelled: str | None = None
     unevaluable: str | None = None
     why: str | None = None
-    taints_unknown: str | None = None  # a device passing the selectors whose taints a rule leaves unknown
+    # A device passing the selectors whose taints a rule leaves unknown: an unreadable rule (taints_unknown), or a
+    # rule selector the CEL library cannot evaluate (taints_unevaluable, with taints_why).
+    taints_unknown: str | None = None
+    taints_unevaluable: str | None = None
+    taints_why: str | None = None
 
 
 class _Budget(Exception):

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from analyzer.model.dra.views import Claim, ClaimSpec, PodClaims, Problem
 
 STEPS = ("class", "selectors", "taints", "free")
+TAINTS_SHOWN = 3  # taints named per tainted device; the rest are counted
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,7 +75,14 @@ class CelError:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TaintedDevice:
     device: str
-    taints: tuple[str, ...]  # the untolerated ones, as text ("k=v:NoSchedule (DeviceTaintRule drain)")
+    # The first TAINTS_SHOWN untolerated ones, as text ("k=v:NoSchedule (DeviceTaintRule drain)"), and how many
+    # more: every DeviceTaintRule can add one, so a device may carry hundreds and the answer must stay readable.
+    taints: tuple[str, ...]
+    more: int = 0
+
+    @property
+    def text(self) -> str:
+        return ", ".join(self.taints) + (f" and {self.more} more" if self.more else "")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

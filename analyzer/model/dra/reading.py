@@ -256,10 +256,14 @@ def _taint_rule(item: dict, path: str) -> TaintRule:
     if raw_taint is None:
         raise _Bad(f"{path}.spec.taint", "a DeviceTaintRule needs a taint")
     t = _dict(raw_taint, f"{path}.spec.taint")
-    value, effect = t.get("value") or "", t.get("effect") or ""
-    for key, got in (("value", value), ("effect", effect)):
-        if not isinstance(got, str):
-            raise _Bad(f"{path}.spec.taint.{key}", f"expected a string, found {type(got).__name__}")
+    # effect is required (k8s.io/api resource types.go DeviceTaint), value optional but a string when there: as
+    # the schema says. Read as "" they would make a harmless taint of a rule the API server never stores.
+    value, effect = t.get("value", ""), t.get("effect")
+    if not isinstance(value, str):
+        raise _Bad(f"{path}.spec.taint.value", f"expected a string, found {type(value).__name__}")
+    if not isinstance(effect, str) or not effect:
+        raise _Bad(f"{path}.spec.taint.effect", "a taint needs an effect" if effect in (None, "")
+                   else f"expected a string, found {type(effect).__name__}")
     # Any effect string is kept: the allocator blocks only NoSchedule and NoExecute ("None" and unknown
     # effects are ignored, allocator_stable.go taintPreventsAllocation).
     taint = DeviceTaint(_str(t.get("key"), f"{path}.spec.taint.key"), value, effect, rule=name)

@@ -19,7 +19,8 @@ slice's own. The tracker's matching, which this follows rule by rule:
 Where the answer cannot be known, the device's taints are unknown (`TaintsUnknown`), never assumed absent: a
 rule that cannot be read, a class that cannot be read, an expression the CEL library cannot evaluate (the
 tracker would compile it; a compile error there fails the whole slice). The allocation steps then leave the
-device out and, if the pod does not fit without it, answer `unclassified` saying which rule.
+device out, unless the request tolerates the rule's taint (any taint, for an unreadable rule: only a toleration of
+everything), and, if the pod does not fit without it, answer `unclassified` saying which rule.
 """
 
 from __future__ import annotations
@@ -29,25 +30,30 @@ from typing import Any, Callable, Iterable, Mapping
 
 from analyzer.model.dra.device_search import IndexedDevice
 from analyzer.model.dra.views import Problem, TaintRule
+from analyzer.model.matching import Taint, Toleration, untolerated
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TaintsUnknown:
     """Why a device's taints are unknown: the rule, and either a CEL expression that cannot be evaluated
-    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass)."""
+    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass). `taint` is the taint
+    the rule would add when that much is known (None: the rule is unreadable, it could add any taint)."""
 
     rule: str  # TaintRule.label()
     why: str
     expression: str | None = None
+    taint: Taint | None = None
+
+    def blocks(self, tolerations: tuple[Toleration, ...]) -> bool:
+        """Could the taint the rule may add stop a request with these tolerations (allocator_stable.go
+        taintPreventsAllocation)? A known taint is matched as any other; an unknown one is harmless only to a
+        toleration of everything (operator Exists, no key, no effect: core/v1 Toleration.ToleratesTaint)."""
+        if self.taint is not None:
+            return bool(untolerated((self.taint,), tolerations))
+        return not any(t.operator == "Exists" and not t.key and not t.effect for t in tolerations)
 
 
 Judge = Callable[[str, int], Any]  # (name or expression, device index) -> a judgement with matched/error/unevaluable/why
-
-
-def _in_scope(rule: TaintRule, dev: IndexedDevice) -> bool:
-    ref = dev.ref
-    return ((rule.driver is None or rule.driver == ref.driver) and (rule.pool is None or rule.pool == ref.pool)
-            and (rule.device is None or rule.device == ref.device))
 
 
 def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_classes: Mapping[str, Problem],
@@ -58,36 +64,68 @@ def _selects(rule: TaintRule, index: int, *, classes: Mapping[str, Any], bad_cla
             problem = bad_classes.get(rule.device_class)
             if problem is None:
                 return False  # tracker: the class does not exist, the rule does not apply
-            return TaintsUnknown(rule=rule.label(), why=f"its DeviceClass {rule.device_class} is unreadable ({problem})")
+            return TaintsUnknown(rule=rule.label(), why=f"its DeviceClass {rule.device_class} is unreadable ({problem})",
+                                 taint=rule.taint)
         judged = class_matches(rule.device_class, index)
         if judged.unevaluable:
             return TaintsUnknown(rule=rule.label(), why=f"{judged.why} (DeviceClass {rule.device_class})",
-                                 expression=judged.unevaluable)
+                                 expression=judged.unevaluable, taint=rule.taint)
         if not judged.matched:
             return False
     for expression in rule.selectors:
         judged = evaluate(expression, index)
         if judged.unevaluable:
-            return TaintsUnknown(rule=rule.label(), why=str(judged.why), expression=judged.unevaluable)
+            return TaintsUnknown(rule=rule.label(), why=str(judged.why), expression=judged.unevaluable, taint=rule.taint)
         if not judged.matched:
             return False
     return True
 
 
+def _key(rule: TaintRule) -> tuple[str | None, str | None, str | None]:
+    """The rule's (driver, pool, device), None where it selects any; a rule without a selector selects any device."""
+    return (rule.driver, rule.pool, rule.device) if rule.selected else (None, None, None)
+
+
 def apply_rules(rules: Iterable[TaintRule], devices: list[IndexedDevice], *, classes: Mapping[str, Any],
                 bad_classes: Mapping[str, Problem], class_matches: Judge, evaluate: Judge) -> None:
-    """Append each rule's taint to the devices it selects (in the bundle's order, as the tracker appends after the
-    slice's own taints); mark devices whose taints cannot be known. Changes `devices` in place."""
-    for rule in rules:
-        for dev in devices:
-            if rule.selected and not _in_scope(rule, dev):
-                continue
+    """Append each rule's taint to the devices it selects, after the slice's own taints, in the bundle's order of
+    rules (the tracker appends in the order its informer lists the rules, which Kubernetes leaves undefined; the
+    order only changes which taint is shown first, never whether one blocks). Mark devices whose taints cannot be
+    known. Changes `devices` in place.
+
+    Rules are indexed by (driver, pool, device) with None for "any", so each device looks up only the rules that
+    can match it (8 keys) rather than every rule, and builds its taints once."""
+    ordered = list(rules)
+    by_key: dict[tuple[str | None, str | None, str | None], list[int]] = {}
+    for position, rule in enumerate(ordered):
+        by_key.setdefault(_key(rule), []).append(position)
+    for dev in devices:
+        ref = dev.ref
+        found: list[int] = []
+        for driver in (ref.driver, None):
+            for pool in (ref.pool, None):
+                for device in (ref.device, None):
+                    found.extend(by_key.get((driver, pool, device), ()))
+        if not found:
+            continue
+        found.sort()
+        added: list = []
+        unknown: list[TaintsUnknown] = []
+        for position in found:
+            rule = ordered[position]
             if rule.problem is not None or rule.taint is None:
-                dev.taints_unknown = dev.taints_unknown or TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}")
+                unknown.append(TaintsUnknown(rule=rule.label(), why=f"it is unreadable: {rule.problem}"))
+                continue
+            if rule.device_class is None and not rule.selectors:
+                added.append(rule.taint)
                 continue
             verdict = _selects(rule, dev.index, classes=classes, bad_classes=bad_classes, class_matches=class_matches,
-                               evaluate=evaluate) if rule.selected else True
+                               evaluate=evaluate)
             if isinstance(verdict, TaintsUnknown):
-                dev.taints_unknown = dev.taints_unknown or verdict
+                unknown.append(verdict)
             elif verdict:
-                dev.taints = (*dev.taints, rule.taint)
+                added.append(rule.taint)
+        if added:
+            dev.taints = (*dev.taints, *added)
+        if unknown:
+            dev.taints_unknown = (*dev.taints_unknown, *unknown)
