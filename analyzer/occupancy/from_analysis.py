@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from dataclasses import replace
 
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.dra.allocate import IMPLICIT_EXTENDED_PREFIX
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.model.dra.reading import pod_claims
 from analyzer.model.podspec import effective_requests
 from analyzer.occupancy import Occupancy, PodUse, compute, node_facts

@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterable, Protocol
 from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
-from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, ExtendedOffer, Holder, MissingClaim, MissingClass,
+from analyzer.model.dra.extended import ExtendedResources
+from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, Holder, MissingClaim, MissingClass,
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
@@ -44,7 +45,6 @@ from analyzer.model.matching import selector_matches, untolerated
 # `unmodelled` rather than run long: bundles are untrusted input.
 DEFAULT_SEARCH_BUDGET = 50_000
 # The scheduler's implicit extended resource name for every DeviceClass (KEP-5004).
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 class NodeLike(Protocol):
@@ -80,7 +80,7 @@ def _judge(result: Any, expression: str) -> _Judged:
     return _Judged(matched=False, unevaluable=expression, why=str(getattr(result, "why", "") or "") or None)
 
 
-class DraWorld:
+class DraWorld(ExtendedResources):
     def __init__(self, views: DraViews, nodes: Iterable[NodeLike], *, selectors: SelectorEngine | None = None,
                  device_factory: Callable[[str, dict], Any] | None = None,
                  search_budget: int = DEFAULT_SEARCH_BUDGET) -> None:
@@ -384,36 +384,3 @@ class DraWorld:
                                left={step: len(a.lists[step]) for step in STEPS},
                                chosen=tuple(self.device_name(i) for i in chosen), holders=holders, tainted=tainted,
                                cel_errors=tuple(a.errors))
-
-    # ---- extended resources served by DRA ---------------------------------------------------------
-
-    def extended_class(self, resource_name: str) -> str | None:
-        """The DeviceClass serving an extended resource: explicit extendedResourceName (newest class wins,
-        then name), else the implicit deviceclass.resource.kubernetes.io/<class>. Asked per node and pod
-        shape by the funnel, so remembered per name."""
-        if resource_name not in self._extended:
-            self._extended[resource_name] = self._find_extended_class(resource_name)
-        return self._extended[resource_name]
-
-    def _find_extended_class(self, resource_name: str) -> str | None:
-        named = [c for c in self.views.classes.values() if c.extended_resource_name == resource_name]
-        if named:
-            return sorted(named, key=lambda c: (c.created, c.name), reverse=True)[0].name
-        if resource_name.startswith(IMPLICIT_EXTENDED_PREFIX):
-            name = resource_name[len(IMPLICIT_EXTENDED_PREFIX):]
-            return name if name in self.views.classes else None
-        return None
-
-    def extended_offer(self, resource_name: str, node: NodeLike) -> ExtendedOffer | None:
-        """Devices of the class serving `resource_name` on a node that does not advertise it; None otherwise."""
-        if resource_name in (getattr(node, "allocatable", None) or {}):
-            return None  # the device plugin serves it there
-        name = self.extended_class(resource_name)
-        if name is None:
-            return None
-        offered = [i for i in self.devices_on(node)
-                   if not self._devices[i].unmodelled and self.class_matches(name, i).matched]
-        # The scheduler's claim for an extended resource has no tolerations: tainted devices are not free.
-        free = [i for i in offered if self._devices[i].ref not in self._holders and not untolerated(self._devices[i].taints, ())]
-        return ExtendedOffer(device_class=name, offered=len(offered), free=len(free))
-
