@@ -38,7 +38,7 @@ from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, Holder, 
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
-                                      DraViews, PodClaims)
+                                      DraViews, PodClaims, Problem)
 from analyzer.model.matching import selector_matches, untolerated
 
 # A search that needs more device picks than this on one node is answered
@@ -203,15 +203,20 @@ class DraWorld(ExtendedResources):
 
     # ---- pre-funnel -------------------------------------------------------------------------------
 
+    def _claim(self, namespace: str, name: str) -> tuple[Claim | None, Problem | None]:
+        """A ResourceClaim by name, or the finding that made it unreadable (never both)."""
+        claim = self.views.claims.get((namespace, name))
+        return claim, (self.views.unreadable.get((CLAIMS_FILE, namespace, name)) if claim is None else None)
+
     def resolve(self, pod: PodClaims) -> Resolution:
         """The claim specs a pod is judged on, and what is missing (causes.md rows 6 and 7)."""
         claims, missing, unreadable = [], [], []
         bad = self.views.unreadable
         for ref in pod.refs:
             if ref.claim_name:
-                claim = self.views.claims.get((pod.namespace, ref.claim_name))
-                if claim is None and (CLAIMS_FILE, pod.namespace, ref.claim_name) in bad:
-                    unreadable.append(bad[(CLAIMS_FILE, pod.namespace, ref.claim_name)])
+                claim, problem = self._claim(pod.namespace, ref.claim_name)
+                if problem is not None:
+                    unreadable.append(problem)
                 elif claim is None:
                     missing.append(MissingClaim(pod_claim=ref.name, kind="ResourceClaim", namespace=pod.namespace,
                                                 name=ref.claim_name))
@@ -224,9 +229,9 @@ class DraWorld(ExtendedResources):
             listed, generated = pod.generated_name(ref.name)
             if listed and generated is None:
                 continue  # the claim controller decided no claim is needed
-            claim = self.views.claims.get((pod.namespace, generated)) if generated else None
-            if claim is None and generated and (CLAIMS_FILE, pod.namespace, generated) in bad:
-                unreadable.append(bad[(CLAIMS_FILE, pod.namespace, generated)])
+            claim, problem = self._claim(pod.namespace, generated) if generated else (None, None)
+            if problem is not None:
+                unreadable.append(problem)
                 continue
             if claim is not None:
                 claims.append(ResolvedClaim(pod_claim=ref.name, owner=f"ResourceClaim {claim.key}", spec=claim.spec,
