@@ -11,17 +11,30 @@ from dataclasses import dataclass
 NO_RUNTIMECLASS = "no-runtimeclass"
 QUOTA_EXCEEDED = "quota-exceeded"
 NO_GPU_REQUEST = "no-gpu-request"
+QUEUE_MISCONFIGURED = "queue-misconfigured"
+QUEUE_QUOTA = "queue-quota"
 SCHEDULING_GATED = "scheduling-gated"
+IMAGE_PULL = "image-pull"
+VOLUME_MOUNT = "volume-mount"
+NODE_RUNTIME = "node-runtime"
 NODE_SIDE = "node-side"
 NO_RESOURCECLAIM = "no-resourceclaim"
 NO_DEVICECLASS = "no-deviceclass"
+NO_VOLUMECLAIM = "no-volumeclaim"
+VOLUME_UNBOUND = "volume-unbound"
 SELECTOR_MISMATCH = "selector-mismatch"
+RESOURCE_NAME_MISMATCH = "resource-name-mismatch"
+NO_GPU_NODE = "no-gpu-node"
 DEVICE_SELECTOR_MISMATCH = "device-selector-mismatch"
+VOLUME_NODE_CONFLICT = "volume-node-conflict"
 CORDONED = "cordoned"
 UNTOLERATED_TAINT = "untolerated-taint"
-NO_GPU_NODE = "no-gpu-node"
 ALLOCATABLE_ZERO = "allocatable-zero"
+POD_AFFINITY = "pod-affinity"
+TOPOLOGY_SPREAD = "topology-spread"
 EXHAUSTED = "exhausted"
+SCALING_UP = "scaling-up"
+SCALE_UP_BLOCKED = "scale-up-blocked"
 UNCLASSIFIED = "unclassified"
 FITS_NOW = "fits-now"
 # Not part of the order: answers for pods asked about by name, and for a
@@ -33,7 +46,7 @@ INSUFFICIENT_EVIDENCE = "insufficient-evidence"
 @dataclass(frozen=True, kw_only=True)
 class Word:
     word: str
-    row: int | None  # the row of causes.md (version 2); None for the two answers outside the order
+    row: int | None  # the row of causes.md (version 3); None for the two answers outside the order
     holds_when: str
     next_action: str
 
@@ -47,37 +60,86 @@ ORDER: tuple[Word, ...] = (
     Word(word=NO_GPU_REQUEST, row=3,
          holds_when="GPU intent, but no container asks for an accelerator and the pod has no resource claim",
          next_action="add the accelerator limit (or a resource claim)"),
-    Word(word=SCHEDULING_GATED, row=4, holds_when="`spec.schedulingGates` is non-empty",
-         next_action="look at the controller that owns the gate (e.g. a queueing system)"),
-    Word(word=NODE_SIDE, row=5, holds_when="`spec.nodeName` is set and the pod is still `Pending`",
-         next_action="look at the node and its runtime"),
-    Word(word=NO_RESOURCECLAIM, row=6,
+    Word(word=QUEUE_MISCONFIGURED, row=4,
+         holds_when="a queue (Kueue, Volcano) holds the workload and can never admit it: its LocalQueue or ClusterQueue "
+                    "is missing, stopped or inactive, or covers none of a resource it asks for",
+         next_action="fix the queue (create it, resume it, add the missing flavor or resource), or the queue name"),
+    Word(word=QUEUE_QUOTA, row=5,
+         holds_when="a queue holds the workload and in every flavor it may use the free quota (nominal + borrowable "
+                    "- reserved) is short (too-large: even with the queue empty)",
+         next_action="wait for the queue, or raise the queue's quota (too-large: shrink the workload or raise the quota)"),
+    Word(word=SCHEDULING_GATED, row=6,
+         holds_when="`spec.schedulingGates` is non-empty and no queue row holds",
+         next_action="look at the controller that owns the gate"),
+    Word(word=IMAGE_PULL, row=7, holds_when="bound, and a container waits because its image cannot be pulled",
+         next_action="fix the image reference or the pull secret, or the node's access to the registry"),
+    Word(word=VOLUME_MOUNT, row=8,
+         holds_when="bound, no container started, and the latest events say a volume could not be attached or mounted",
+         next_action="fix the volume: detach it from the other node, or repair the mount"),
+    Word(word=NODE_RUNTIME, row=9,
+         holds_when="bound, and the node's runtime or GPU stack refused it (kubelet admission for its devices, sandbox "
+                    "or container creation)",
+         next_action="repair the node's GPU stack (driver, container toolkit, device plugin or DRA driver), "
+                     "then recreate the pod"),
+    Word(word=NODE_SIDE, row=10, holds_when="`spec.nodeName` is set and the pod is still `Pending` for no reason rows 7-9 name",
+         next_action="look at the node and its kubelet"),
+    Word(word=NO_RESOURCECLAIM, row=11,
          holds_when="a ResourceClaim the pod names, or the ResourceClaimTemplate it names (no claim generated), is not in the bundle",
          next_action="create the claim or template, or fix the name"),
-    Word(word=NO_DEVICECLASS, row=7,
+    Word(word=NO_DEVICECLASS, row=12,
          holds_when="a request of one of the pod's claims (or of its template) names a DeviceClass that is not in the bundle",
          next_action="create the DeviceClass or fix the name"),
-    Word(word=SELECTOR_MISMATCH, row=8, holds_when="no node satisfies nodeSelector together with required node affinity",
+    Word(word=NO_VOLUMECLAIM, row=13,
+         holds_when="a PersistentVolumeClaim the pod names, or the StorageClass that claim names, is not in the bundle",
+         next_action="create the PersistentVolumeClaim or StorageClass, or fix the name"),
+    Word(word=VOLUME_UNBOUND, row=14,
+         holds_when="a claim the pod uses is unbound and nothing binds it at scheduling time (Immediate and Pending, "
+                    "or bound to a missing PersistentVolume)",
+         next_action="look at the claim's provisioner (or create a matching PersistentVolume)"),
+    Word(word=SELECTOR_MISMATCH, row=15, holds_when="no node satisfies nodeSelector together with required node affinity",
          next_action="fix the selector/affinity or the node labels"),
-    Word(word=NO_GPU_NODE, row=9,
+    Word(word=RESOURCE_NAME_MISMATCH, row=16,
+         holds_when="no candidate advertises the accelerator name the pod asks for, but some advertises a sibling of the "
+                    "same vendor (`nvidia.com/gpu.shared`, `nvidia.com/mig-<profile>`)",
+         next_action="ask for the resource the nodes advertise (named), or change the device plugin's sharing or MIG "
+                     "configuration"),
+    Word(word=NO_GPU_NODE, row=17,
          holds_when="no candidate advertises the requested extended resource at all, or no ResourceSlice offers a candidate any device of a claim's DeviceClass",
          next_action="restore what advertises the devices: the device plugin, or the DRA driver"),
-    Word(word=DEVICE_SELECTOR_MISMATCH, row=10,
+    Word(word=DEVICE_SELECTOR_MISMATCH, row=18,
          holds_when="candidates offer devices of the class, but none can satisfy a claim even with every device free (CEL selectors, constraints)",
          next_action="fix the claim's selectors, count or constraints (or the DeviceClass)"),
-    Word(word=CORDONED, row=11, holds_when="every remaining candidate is excluded only because it is cordoned",
+    Word(word=VOLUME_NODE_CONFLICT, row=19,
+         holds_when="every remaining candidate is excluded because the pod's volumes cannot be used there (PersistentVolume "
+                    "node affinity or zone; no volume or provisioner for a WaitForFirstConsumer claim)",
+         next_action="put the data where the GPU nodes are (or GPU nodes where the data is)"),
+    Word(word=CORDONED, row=20, holds_when="every remaining candidate is excluded only because it is cordoned",
          next_action="uncordon, or wait for the maintenance"),
-    Word(word=UNTOLERATED_TAINT, row=12,
+    Word(word=UNTOLERATED_TAINT, row=21,
          holds_when="every remaining candidate has a NoSchedule/NoExecute taint (or cordon) the pod does not tolerate, or every device that could serve a claim there has an untolerated device taint",
          next_action="add the toleration, or fix the taint"),
-    Word(word=ALLOCATABLE_ZERO, row=13, holds_when="the candidates that report the resource all have allocatable 0 (capacity > 0)",
+    Word(word=ALLOCATABLE_ZERO, row=22, holds_when="the candidates that report the resource all have allocatable 0 (capacity > 0)",
          next_action="repair the node (driver, validation)"),
-    Word(word=EXHAUSTED, row=14,
-         holds_when="on every remaining candidate something is short once non-terminated pods are counted, or too few matching devices are unallocated (too-large: even empty)",
+    Word(word=POD_AFFINITY, row=23,
+         holds_when="every remaining candidate fails a required inter-pod rule (the pod's affinity or anti-affinity, or "
+                    "an existing pod's anti-affinity)",
+         next_action="relax the rule (named), or move the pods it counts"),
+    Word(word=TOPOLOGY_SPREAD, row=24,
+         holds_when="every remaining candidate would break a `DoNotSchedule` topology spread constraint",
+         next_action="relax the constraint, or add capacity in the domain that lacks it"),
+    Word(word=EXHAUSTED, row=25,
+         holds_when="on every remaining candidate something is short once what is in use is counted (a resource, "
+                    "devices of a claim, a host port, attachable volumes, a ReadWriteOncePod claim; too-large: even empty)",
          next_action="wait for free slots, or add capacity"),
-    Word(word=UNCLASSIFIED, row=15, holds_when="nothing above holds and the pod depends on something not modelled",
+    Word(word=SCALING_UP, row=26,
+         holds_when="no node can take the pod now, and an autoscaler has started a node for it that has not arrived",
+         next_action="wait for the new node (named, with when it was asked for)"),
+    Word(word=SCALE_UP_BLOCKED, row=27,
+         holds_when="rows 17 or 25 would answer, and the autoscaler has said no new node can help",
+         next_action="raise the node group's maximum or the NodePool's limits, or offer an instance type with the GPU"),
+    Word(word=UNCLASSIFIED, row=28, holds_when="nothing above holds and the pod depends on something not modelled",
          next_action="read the scheduler's own message (quoted in the evidence)"),
-    Word(word=FITS_NOW, row=16, holds_when="nothing above holds: by this bundle some node can take the pod now",
+    Word(word=FITS_NOW, row=29, holds_when="nothing above holds: by this bundle some node can take the pod now",
          next_action="wait for the retry; compare the scheduler's message with the evidence"),
 )
 
@@ -97,9 +159,11 @@ def next_action(word: str) -> str:
     return BY_WORD[word].next_action
 
 
-def readme_table() -> str:
-    """The README's word table, from the definitions above."""
+def readme_table(decided: frozenset[str]) -> str:
+    """The README's word table, from the definitions above; `decided` holds the words rules/order.py gives
+    (a contract row not modelled yet is listed, marked, so the table is the whole contract)."""
     lines = ["| # | word | holds when | next action |", "|---|---|---|---|"]
     for w in ALL:
-        lines.append(f"| {w.row if w.row is not None else '–'} | `{w.word}` | {w.holds_when} | {w.next_action} |")
+        holds = w.holds_when if w.word in decided or w.row is None else f"*(not modelled yet)* {w.holds_when}"
+        lines.append(f"| {w.row if w.row is not None else '–'} | `{w.word}` | {holds} | {w.next_action} |")
     return "\n".join(lines) + "\n"

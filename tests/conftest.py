@@ -59,10 +59,12 @@ LAB_ATTEMPT_WORDS = {
 }
 
 # Every word of causes.md (version 2), spelled out in its order (a renamed constant must fail a test).
-ORDER_WORDS = (
-    "no-runtimeclass", "quota-exceeded", "no-gpu-request", "scheduling-gated", "node-side",
-    "no-resourceclaim", "no-deviceclass", "selector-mismatch", "no-gpu-node", "device-selector-mismatch",
-    "cordoned", "untolerated-taint", "allocatable-zero", "exhausted", "unclassified", "fits-now",
+ORDER_WORDS = (  # causes.md version 3, rows 1-29
+    "no-runtimeclass", "quota-exceeded", "no-gpu-request", "queue-misconfigured", "queue-quota", "scheduling-gated",
+    "image-pull", "volume-mount", "node-runtime", "node-side", "no-resourceclaim", "no-deviceclass", "no-volumeclaim",
+    "volume-unbound", "selector-mismatch", "resource-name-mismatch", "no-gpu-node", "device-selector-mismatch",
+    "volume-node-conflict", "cordoned", "untolerated-taint", "allocatable-zero", "pod-affinity", "topology-spread",
+    "exhausted", "scaling-up", "scale-up-blocked", "unclassified", "fits-now",
 )
 EXTRA_WORDS = ("running", "insufficient-evidence")
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
+# Real recordings (tests/data/recordings/README.md says where and how each was recorded): tests copy, never edit.
+RECORDINGS = REPO / "tests" / "data" / "recordings"
 
 
 def copy_bundle(dest: Path, src: Path = LAB) -> Path:
