@@ -14,7 +14,8 @@ from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import fit_evidence
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
-from analyzer.model.views import TERMINATED, Cluster
+from analyzer.kube import TERMINATED
+from analyzer.model.views import Cluster
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from analyzer.bundle.catalog import EVENTS, PODS
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
@@ -103,8 +104,8 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use; the small kinds kept whole in
     `loaded.documents`."""
-    pods = PodsIndex(file="pods.json", findings=Findings(), keep=keep, states=pod_states)
-    sinks = {"pods": pods, "events": KeepIf(wanted=_wanted_event)}
+    pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
+    sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
     return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
 
 

@@ -85,7 +85,7 @@ class Tpl:
         lits = pieces[0::3]
         keys = [r if r is not None else s for r, s in zip(pieces[1::3], pieces[2::3])]
         parts: list[str] = []
-        for i, k in enumerate(keys):
+        for i, _k in enumerate(keys):
             parts.append(lits[i])
             parts.append("")
         parts.append(lits[-1])

@@ -314,7 +314,7 @@ class ListReader:
                 self.eof = True
                 self.buf += self.text.decode(b"", True)
         except UnicodeDecodeError as e:
-            raise NotJSON(str(e))
+            raise NotJSON(str(e)) from None
         return True
 
     def error(self, msg: str, pos: int) -> NotJSON:
@@ -354,7 +354,7 @@ class ListReader:
                        or e.msg.startswith("Unterminated string"))
                 if cut and self._fill(len(self.buf) - self.pos):
                     continue
-                raise self.error(e.msg, e.pos)
+                raise self.error(e.msg, e.pos) from None
             # A value close to the window's end may go on ("1e" of "1e+300").
             if len(self.buf) - end < 64 and self._fill(len(self.buf) - self.pos):
                 continue
@@ -508,7 +508,7 @@ class Kubectl:
                     stderr=subprocess.PIPE,
                 )
             except OSError as e:
-                raise KubectlUnusable("cannot run %s: %s" % (self.exe, e))
+                raise KubectlUnusable("cannot run %s: %s" % (self.exe, e)) from None
             try:
                 out, err = proc.communicate()
             except BaseException:

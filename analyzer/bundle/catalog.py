@@ -18,7 +18,16 @@ class Kind:
     group: str  # API group ("" for the core group)
     item_kind: str  # the kind of one item ("Pod")
     namespaced: bool
-    required: bool = False  # a bundle without it cannot be analysed
+    required: bool = False  # a bundle without it cannot be analysed (pods.json alone is fatal; see `alone`)
+    # Without it nothing at all can be answered (every other file only limits some answers).
+    fatal_when_missing: bool = False
+    # The family of rules that cannot decide without this file: a target that needs it answers
+    # insufficient-evidence naming the file ("" when its absence just means "none of these").
+    needed_by: str = ""
+    owns_pods: bool = False  # a controller whose FailedCreate refusals become targets (targets/owners.py)
+    version: str = "v1"  # the API version served by default (replay); a List's items may carry another
+    short_names: tuple[str, ...] = ()  # as `kubectl api-resources` lists them
+    categories: tuple[str, ...] = ()  # `kubectl get all` includes the "all" category
 
     @property
     def name(self) -> str:
@@ -32,36 +41,74 @@ class Kind:
 
 DRA_GROUP = "resource.k8s.io"
 
+CLAIMS = "claims"  # needed_by: the DRA rules (a pod with resource claims)
+
+PODS = Kind(
+    file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True,
+    fatal_when_missing=True, short_names=("po",), categories=("all",))
+NODES = Kind(
+    file="nodes.json", resource="nodes", group="", item_kind="Node", namespaced=False, required=True,
+    short_names=("no",))
+RESOURCEQUOTAS = Kind(
+    file="resourcequotas.json", resource="resourcequotas", group="", item_kind="ResourceQuota", namespaced=True,
+    short_names=("quota",))
+RUNTIMECLASSES = Kind(
+    file="runtimeclasses.json", resource="runtimeclasses", group="node.k8s.io", item_kind="RuntimeClass",
+    namespaced=False)
+EVENTS = Kind(
+    file="events.json", resource="events", group="", item_kind="Event", namespaced=True, short_names=("ev",))
+REPLICASETS = Kind(
+    file="replicasets.json", resource="replicasets", group="apps", item_kind="ReplicaSet", namespaced=True,
+    owns_pods=True, short_names=("rs",), categories=("all",))
+JOBS = Kind(
+    file="jobs.json", resource="jobs", group="batch", item_kind="Job", namespaced=True, owns_pods=True,
+    categories=("all",))
+STATEFULSETS = Kind(
+    file="statefulsets.json", resource="statefulsets", group="apps", item_kind="StatefulSet", namespaced=True,
+    owns_pods=True, short_names=("sts",), categories=("all",))
+DAEMONSETS = Kind(
+    file="daemonsets.json", resource="daemonsets", group="apps", item_kind="DaemonSet", namespaced=True,
+    owns_pods=True, short_names=("ds",), categories=("all",))
+NAMESPACES = Kind(
+    file="namespaces.json", resource="namespaces", group="", item_kind="Namespace", namespaced=False,
+    short_names=("ns",))
+# Dynamic Resource Allocation (dra.md): v1, v1beta2 or v1beta1, whatever the server serves.
+RESOURCECLAIMS = Kind(
+    file="resourceclaims.json", resource="resourceclaims.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceClaim",
+    namespaced=True, needed_by=CLAIMS)
+RESOURCECLAIMTEMPLATES = Kind(
+    file="resourceclaimtemplates.json", resource="resourceclaimtemplates.resource.k8s.io", group=DRA_GROUP,
+    item_kind="ResourceClaimTemplate", namespaced=True, needed_by=CLAIMS)
+RESOURCESLICES = Kind(
+    file="resourceslices.json", resource="resourceslices.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceSlice",
+    namespaced=False, needed_by=CLAIMS)
+DEVICECLASSES = Kind(
+    file="deviceclasses.json", resource="deviceclasses.resource.k8s.io", group=DRA_GROUP, item_kind="DeviceClass",
+    namespaced=False, needed_by=CLAIMS)
+# Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py); where not
+# served no rule applies, as in the scheduler.
+DEVICETAINTRULES = Kind(
+    file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
+    item_kind="DeviceTaintRule", namespaced=False, version="v1alpha3")
+
+# The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (
-    Kind(file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True),
-    Kind(file="nodes.json", resource="nodes", group="", item_kind="Node", namespaced=False, required=True),
-    Kind(file="resourcequotas.json", resource="resourcequotas", group="", item_kind="ResourceQuota", namespaced=True),
-    Kind(file="runtimeclasses.json", resource="runtimeclasses", group="node.k8s.io", item_kind="RuntimeClass",
-         namespaced=False),
-    Kind(file="events.json", resource="events", group="", item_kind="Event", namespaced=True),
-    Kind(file="replicasets.json", resource="replicasets", group="apps", item_kind="ReplicaSet", namespaced=True),
-    Kind(file="jobs.json", resource="jobs", group="batch", item_kind="Job", namespaced=True),
-    Kind(file="statefulsets.json", resource="statefulsets", group="apps", item_kind="StatefulSet", namespaced=True),
-    Kind(file="daemonsets.json", resource="daemonsets", group="apps", item_kind="DaemonSet", namespaced=True),
-    Kind(file="namespaces.json", resource="namespaces", group="", item_kind="Namespace", namespaced=False),
-    # Dynamic Resource Allocation (dra.md): v1, v1beta2 or v1beta1, whatever the server serves.
-    Kind(file="resourceclaims.json", resource="resourceclaims.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceClaim",
-         namespaced=True),
-    Kind(file="resourceclaimtemplates.json", resource="resourceclaimtemplates.resource.k8s.io", group=DRA_GROUP,
-         item_kind="ResourceClaimTemplate", namespaced=True),
-    Kind(file="resourceslices.json", resource="resourceslices.resource.k8s.io", group=DRA_GROUP, item_kind="ResourceSlice",
-         namespaced=False),
-    Kind(file="deviceclasses.json", resource="deviceclasses.resource.k8s.io", group=DRA_GROUP, item_kind="DeviceClass",
-         namespaced=False),
-    # Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py).
-    Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
-         item_kind="DeviceTaintRule", namespaced=False),
+    PODS, NODES, RESOURCEQUOTAS, RUNTIMECLASSES, EVENTS, REPLICASETS, JOBS, STATEFULSETS, DAEMONSETS, NAMESPACES,
+    RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES, DEVICECLASSES, DEVICETAINTRULES,
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
 DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
+NEEDED_BY_CLAIMS: tuple[str, ...] = tuple(k.name for k in KINDS if k.needed_by == CLAIMS)
+OWNERS: dict[str, str] = {k.item_kind: k.name for k in KINDS if k.owns_pods}  # controller kind -> its kind name
+
+
+def file_of(name: str) -> str:
+    """The bundle file of a kind name (`pods` -> `pods.json`)."""
+    return BY_NAME[name].file
+
 
 MANIFEST = "manifest.json"
 VERSION = "version.json"

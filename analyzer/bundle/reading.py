@@ -24,7 +24,7 @@ from typing import Iterator
 
 import orjson
 
-from analyzer.bundle.catalog import MANIFEST, REQUIRED
+from analyzer.bundle.catalog import BY_NAME, MANIFEST, REQUIRED
 from analyzer.errors import BundleError
 
 
@@ -294,6 +294,6 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
                 raise BundleError(label, f"archive is damaged at {m.name!r}: {exc}") from None
     # The bundle may be the archive's top level or its single top-level directory.
     for candidate in (dest, *sorted(p for p in dest.iterdir() if p.is_dir())):
-        if (candidate / MANIFEST).exists() or (candidate / "pods.json").exists() or (candidate / "nodes.json").exists():
+        if any((candidate / f).exists() for f in (MANIFEST, *(BY_NAME[k].file for k in REQUIRED))):
             return candidate
     raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json)")

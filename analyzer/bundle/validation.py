@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
 from analyzer.bundle.engines import SchemaSet, Violation, findings_of
-from analyzer.bundle.catalog import MANIFEST, NAMES, REQUIRED
+from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VERSION
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
                                        stream_list)
@@ -240,8 +240,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             else:
                 loaded.missing[kind] = f"{rel} is not in the bundle"
             if kind in REQUIRED:
-                problem = BundleError(rel, f"missing: a bundle needs pods.json and nodes.json ({loaded.missing[kind]})")
-                if strict or kind == "pods":
+                needed = " and ".join(BY_NAME[k].file for k in REQUIRED)
+                problem = BundleError(rel, f"missing: a bundle needs {needed} ({loaded.missing[kind]})")
+                if strict or BY_NAME[kind].fatal_when_missing:
                     raise problem
                 loaded.unreadable.append(problem)  # analyze goes on: funnel answers name the missing file
             continue
@@ -271,12 +272,12 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
 def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
     """version.json and the stored attempts: small files read whole."""
     bundle = loaded.bundle
-    if bundle.has("version.json"):
+    if bundle.has(VERSION):
         try:
-            version = read_checked(loaded, "version.json")
+            version = read_checked(loaded, VERSION)
             check = schemas.whole("version")
             if not check.is_valid(version):
-                loaded.add("version.json", findings_of(check, version, ()))
+                loaded.add(VERSION, findings_of(check, version, ()))
             elif isinstance(version, dict):
                 loaded.version = version
         except BundleError as exc:
@@ -324,7 +325,7 @@ def _schema_set(engine: str | None) -> SchemaSet:
 
 def check_pod_object(obj: object, engine: str | None = None) -> list[tuple[str, str, str]]:
     """Findings for one pod object outside a List (an attempt's manifest), same schema as pods.json items."""
-    split = _schema_set(engine).split("pods")
+    split = _schema_set(engine).split(PODS.name)
     assert split is not None
     item = split[1]
     if item.is_valid(obj):

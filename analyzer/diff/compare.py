@@ -5,7 +5,7 @@ from __future__ import annotations
 from analyzer.diff.records import (Change, Collection, Diff, NodeChange, NodeGpu, PodState, PoolRow, QuotaChange, Snapshot,
                                    Target)
 
-TERMINATED = ("Succeeded", "Failed")
+from analyzer.kube import TERMINATED
 
 
 def why_resolved(kind: str, pod: PodState | None) -> str:

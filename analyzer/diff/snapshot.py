@@ -1,7 +1,7 @@
 """One bundle -> a Snapshot (plain records): what was collected, words, pods, GPU nodes, pools, quotas.
 
-The bundle is read once, by the pipeline `analyze` uses (words.cause_words), and the occupancy picture
-comes from that analysis; raw JSON stops here.
+The bundle is read once, by the pipeline `analyze` uses (`_analysed`, the one place diff touches the
+classifier), and everything else comes from that analysis's validated documents and model: diff parses nothing.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analyzer.bundle.catalog import NODES, PODS, RESOURCEQUOTAS
+from analyzer.kube import BLOCKING_EFFECTS
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.bundle.reading import Bundle
 from analyzer.diff.records import NodeGpu, PodState, Snapshot
-from analyzer.diff.words import cause_words
 from analyzer.errors import BundleError
-from analyzer.occupancy.adapter import read_items
 from analyzer.model.quantity import QuantityError, format_exact, parse
 from analyzer.occupancy.records import USAGE_UNKNOWN
 
@@ -60,19 +60,17 @@ def _canonical(value: object) -> str | None:
         return str(value)
 
 
-def _quotas(bundle: Bundle, problems: list[str]) -> dict[tuple[str, str, str], tuple[str | None, str | None]] | None:
-    if not bundle.has("resourcequotas.json"):
+def _quotas(analysis: "Analysis") -> dict[tuple[str, str, str], tuple[str | None, str | None]] | None:
+    """Every valid quota's hard and used per key (the invalid ones are the analysis's findings already)."""
+    doc = analysis.loaded.documents.get(RESOURCEQUOTAS.name)
+    if doc is None:
         return None
     out: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
-    for i, q in enumerate(read_items(bundle.read_bytes, "resourcequotas.json")):
-        meta = q.get("metadata") if isinstance(q, dict) else None
-        if not isinstance(meta, dict) or not isinstance(meta.get("namespace"), str) or not isinstance(meta.get("name"), str):
-            problems.append(f"resourcequotas.json: $.items[{i}].metadata: namespace and name required (quota left out)")
-            continue
-        spec = q.get("spec") if isinstance(q.get("spec"), dict) else {}
-        status = q.get("status") if isinstance(q.get("status"), dict) else {}
-        hard = spec.get("hard") if isinstance(spec.get("hard"), dict) else (status.get("hard") if isinstance(status.get("hard"), dict) else {})
-        used = status.get("used") if isinstance(status.get("used"), dict) else {}
+    for _, q in doc.valid_items():
+        meta, spec = q["metadata"], q.get("spec") or {}
+        status = q.get("status") or {}
+        hard = spec.get("hard") or status.get("hard") or {}
+        used = status.get("used") or {}
         for key in set(hard) | set(used):
             out[(meta["namespace"], meta["name"], str(key))] = (_canonical(hard.get(key)), _canonical(used.get(key)))
     return out
@@ -103,45 +101,40 @@ def _problems(analysis: "Analysis", own: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _pods(items: list) -> dict[str, PodState]:
-    out = {}
-    for p in items:
-        if not isinstance(p, dict):
-            continue
-        meta = p.get("metadata") if isinstance(p.get("metadata"), dict) else {}
-        spec = p.get("spec") if isinstance(p.get("spec"), dict) else {}
-        status = p.get("status") if isinstance(p.get("status"), dict) else {}
-        ns, name = meta.get("namespace"), meta.get("name")
-        if isinstance(ns, str) and isinstance(name, str):
-            node = spec.get("nodeName")
-            phase = status.get("phase")
-            out[f"{ns}/{name}"] = PodState(node=node if isinstance(node, str) else "",
-                                           phase=phase if isinstance(phase, str) else None)
-    return out
+def _analysed(path: str | Path) -> "Analysis":
+    """The bundle analysed as `gpu-triage analyze` analyses it, with every pod's node and phase kept
+    (`pod_states`). The caller closes `analysis.bundle`. Raises BundleError, naming the bundle, when it cannot
+    be read."""
+    from analyzer.pipeline import Options, analyse
+
+    try:
+        return analyse(path, Options(), pod_states=True)
+    except BundleError as exc:
+        label = str(path)
+        if exc.file and not exc.file.startswith(label):
+            raise BundleError(f"{label}: {exc.file}", exc.message, exc.path) from None  # which of the two bundles
+        raise
 
 
 def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snapshot:
     """Read one bundle (directory or .tar.gz) once, as `analyze` reads it (streamed: a 150,000-pod bundle is
     never held whole). Raises BundleError when it cannot be read at all. `config`: the accelerators counted
-    (the default's resources unless given)."""
-    from analyzer.occupancy.adapter import node_facts
+    in the GPU picture (the words are always analyze's own)."""
     from analyzer.occupancy.from_analysis import occupancy_of
 
-    analysis = cause_words(path, config)
+    analysis = _analysed(path)
     with analysis.bundle as bundle:
         loaded = analysis.loaded
-        for kind in ("nodes", "pods"):
-            if not loaded.has(kind):
-                raise BundleError(f"{path}: {kind}.json", "not collected; diff needs nodes.json and pods.json in both bundles")
+        for kind in (NODES, PODS):
+            if not loaded.has(kind.name):
+                raise BundleError(f"{path}: {kind.file}",
+                                  f"not collected; diff needs {NODES.file} and {PODS.file} in both bundles")
         manifest = bundle.manifest or {}
         files = _files(bundle)
-        quota_problems: list[str] = []
-        quotas = _quotas(bundle, quota_problems)
-        occ = occupancy_of(analysis)
+        occ = occupancy_of(analysis, config)
         assert occ is not None  # nodes and pods were read
-        node_items = loaded.documents["nodes"].items
-        problems = _problems(analysis, [*occ.problems, *quota_problems])
-    config = analysis.cluster.config
+        problems = _problems(analysis, list(occ.problems))
+    config = config or analysis.cluster.config
     gpu_nodes = {r.node for r in occ.rows}
     used: dict[str, dict[str, int]] = {}
     offered: dict[str, dict[str, tuple[int | None, int | None]]] = {}  # devices a DeviceClass serves there
@@ -150,12 +143,8 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
         used.setdefault(r.node, {})[r.resource] = r.used
         offered.setdefault(r.node, {})[r.resource] = (r.capacity, r.allocatable)
     nodes: dict[str, NodeGpu] = {}
-    for i, item in enumerate(node_items):
-        try:
-            f = node_facts(item, f"$.items[{i}]")
-        except (ValueError, TypeError):
-            continue  # already a problem of the occupancy picture
-        if f.name not in gpu_nodes or f.name in nodes:
+    for f in analysis.cluster.nodes or ():
+        if f.name not in gpu_nodes:
             continue
         devices = {k: v for k, v in offered.get(f.name, {}).items() if k not in f.capacity and v[0] is not None}
         nodes[f.name] = NodeGpu(usage_unknown=f.name in unknown,
@@ -163,7 +152,7 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
                       **{k: v[0] for k, v in devices.items()}},
             allocatable={**{k: v for k, v in f.allocatable.items() if config.is_accelerator(k)},
                          **{k: v[1] for k, v in devices.items() if v[1] is not None}},
-            used=used.get(f.name, {}), taints=tuple(sorted(str(t) for t in f.taints if t.effect in ("NoSchedule", "NoExecute"))),
+            used=used.get(f.name, {}), taints=tuple(sorted(str(t) for t in f.taints if t.effect in BLOCKING_EFFECTS)),
             cordoned=f.unschedulable, ready=f.ready,
             gpu_labels={k: v for k, v in sorted(f.labels.items())
                         if k in EXTRA_GPU_LABELS or config.mentions_accelerator(k)})
@@ -176,4 +165,4 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
                     words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
                     pods={k: PodState(node=node, phase=phase) for k, (node, phase) in states.items()}, nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
-                    quotas=quotas, problems=tuple(problems))
+                    quotas=_quotas(analysis), problems=tuple(problems))

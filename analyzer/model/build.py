@@ -15,6 +15,7 @@ from fractions import Fraction
 import msgspec
 import orjson
 
+from analyzer.bundle.catalog import NODES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
@@ -24,8 +25,9 @@ from analyzer.model.node_index import NodeIndex
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
-from analyzer.model.nodes import InvalidNode, NodeView
-from analyzer.model.views import TERMINATED, Cluster, Findings, Holder
+from analyzer.model.nodes import InvalidNode, NodeView, ready_of
+from analyzer.kube import TERMINATED
+from analyzer.model.views import Cluster, Findings, Holder
 from analyzer.targets.target import Target
 
 
@@ -57,7 +59,7 @@ def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, st
 
 def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | None, dict[int, list[Violation]]]:
     """NodeViews, and every node left out (schema findings merged with the model's own), by index."""
-    doc = loaded.documents.get("nodes")
+    doc = loaded.documents.get(NODES.name)
     if doc is None:
         return None, {}
     invalid = dict(doc.invalid)
@@ -78,7 +80,7 @@ def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | No
         try:
             node = NodeView(name=name, index=i, labels=meta.get("labels") or {}, unschedulable=bool(spec.get("unschedulable")),
                             taints=taints_of(item), capacity=_units(status.get("capacity")),
-                            allocatable=_units(status.get("allocatable")))
+                            allocatable=_units(status.get("allocatable")), ready=ready_of(status))
         except QuantityError as exc:
             invalid[i] = findings.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
             continue
@@ -278,11 +280,11 @@ class PodsIndex:
 
 
 def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str]]:
-    if "resourcequotas" not in loaded.documents:
+    if RESOURCEQUOTAS.name not in loaded.documents:
         return None, {}
     quotas: dict[str, list[dict]] = {}
     problems: dict[str, str] = {}
-    qdoc = loaded.documents["resourcequotas"]
+    qdoc = loaded.documents[RESOURCEQUOTAS.name]
     for i, item in enumerate(qdoc.items):
         if i in qdoc.invalid:
             # An invalid quota cannot be left out silently: its namespace's quota rule becomes unknown.
@@ -296,7 +298,7 @@ def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str
 
 
 def _node_problems(loaded: Loaded, node_invalid: dict[int, list[Violation]]) -> list[InvalidNode]:
-    ndoc = loaded.documents.get("nodes")
+    ndoc = loaded.documents.get(NODES.name)
     out: list[InvalidNode] = []
     if ndoc is None:
         return out
@@ -323,8 +325,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         findings.items.extend(pods.findings.items)
         pods.findings = findings
     else:
-        doc = loaded.documents.get("pods")
-        pods = PodsIndex(file=doc.file if doc else "pods.json", findings=findings, keep=keep)
+        doc = loaded.documents.get(PODS.name)
+        pods = PodsIndex(file=doc.file if doc else PODS.file, findings=findings, keep=keep)
         if doc is not None:
             for i, item in enumerate(doc.items):
                 path = doc.item_path(i)
@@ -333,8 +335,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                 else:
                     pods.add(path, item)
     rcs = None
-    if "runtimeclasses" in loaded.documents:
-        rcs = {item["metadata"]["name"]: item for _, item in loaded.documents["runtimeclasses"].valid_items()}
+    if RUNTIMECLASSES.name in loaded.documents:
+        rcs = {item["metadata"]["name"]: item for _, item in loaded.documents[RUNTIMECLASSES.name].valid_items()}
     quotas, quota_problems = _quotas(loaded)
     dra = build_dra(loaded, nodes) if nodes is not None else None
     if dra is not None:
@@ -356,5 +358,5 @@ def exact_hard(quota: dict) -> dict[str, Fraction]:
             out[k] = quantity.parse(v)
         except QuantityError as exc:
             name = (quota.get("metadata") or {}).get("name", "?")
-            raise QuantityError(f"resourcequotas.json: quota {name} spec.hard[{k!r}]: {exc}", file="resourcequotas.json") from None
+            raise QuantityError(f"{RESOURCEQUOTAS.file}: quota {name} spec.hard[{k!r}]: {exc}", file=RESOURCEQUOTAS.file) from None
     return out

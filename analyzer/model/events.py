@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from analyzer.bundle.catalog import EVENTS
 from analyzer.bundle.validation import Loaded
 from analyzer.model.views import SchedulerSaid
 
@@ -43,7 +44,7 @@ EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreati
 def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[tuple[str, str], SchedulerSaid]:
     """The latest event of this reason per pod: FailedScheduling (the scheduler's message) or
     FailedResourceClaimCreation (the claim controller's, e.g. a quota refusing the pod's ResourceClaim)."""
-    doc = loaded.documents.get("events")
+    doc = loaded.documents.get(EVENTS.name)
     out: dict[tuple[str, str], tuple[str, SchedulerSaid]] = {}
     if doc is None:
         return {}

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from analyzer.kube import BLOCKING_EFFECTS, NO_SCHEDULE, UNSCHEDULABLE_TAINT_KEY
+
 _INT = re.compile(r"^[+-]?[0-9]+$")
-UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule never blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
     return any(t.tolerates(taint) for t in tolerations)
 
 
-CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")
+CORDON_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE)
 
 
 def untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...],
@@ -73,7 +73,7 @@ def untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...],
 
 def is_cordon_taint(taint: Taint) -> bool:
     """The taint the node controller adds to a cordoned node: part of the cordon, not a taint of its own."""
-    return taint.key == UNSCHEDULABLE_TAINT_KEY and taint.effect == "NoSchedule"
+    return taint.key == UNSCHEDULABLE_TAINT_KEY and taint.effect == NO_SCHEDULE
 
 
 def _requirement(expr: dict, value: str | None, present: bool) -> bool:

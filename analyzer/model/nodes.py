@@ -8,15 +8,25 @@ from dataclasses import dataclass
 from analyzer.model.matching import Taint
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NodeView:
+    """One node, as every consumer reads it (rules, occupancy, diff). Quantities in scheduler units."""
+
     name: str
-    index: int
+    index: int  # its item in nodes.json
     labels: dict[str, str]
     unschedulable: bool
     taints: tuple[Taint, ...]
     capacity: dict[str, int]
     allocatable: dict[str, int]
+    ready: bool | None = None  # the Ready condition ("False" and "Unknown", a lost node, are both not ready)
+
+
+def ready_of(status: dict) -> bool | None:
+    for c in status.get("conditions") or ():
+        if isinstance(c, dict) and c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
 
-TERMINATED = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True, kw_only=True)

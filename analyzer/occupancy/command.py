@@ -8,6 +8,7 @@ from typing import TextIO
 
 from dataclasses import replace
 
+from analyzer.bundle.catalog import NODES, PODS
 from analyzer.errors import BundleError
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.occupancy.formats import renderers, safe
@@ -28,7 +29,7 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
     with analysis.bundle:
         occ = occupancy_of(analysis)
     if occ is None:
-        missing = "; ".join(analysis.cluster.why_missing(k) for k in ("nodes", "pods") if not analysis.loaded.has(k))
+        missing = "; ".join(analysis.cluster.why_missing(k) for k in (NODES.name, PODS.name) if not analysis.loaded.has(k))
         raise BundleError(str(bundle), f"no occupancy picture: {missing or 'it needs nodes.json and pods.json'}")
     if analysis.problem_count:
         occ = replace(occ, problems=tuple(occ.problems) + tuple(analysis.problems))

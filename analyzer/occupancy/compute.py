@@ -22,15 +22,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
+from analyzer.kube import BLOCKING_EFFECTS, TERMINATED, UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.nodes import NodeView
 from analyzer.occupancy.order import sort_rows
 from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
-                                        TAINTED, USAGE_UNKNOWN, Holder, NodeFacts, Occupancy, PodUse, PoolTotal,
+                                        TAINTED, USAGE_UNKNOWN, Holder, Occupancy, PodUse, PoolTotal,
                                         ResourceRow)
 
-TERMINATED = ("Succeeded", "Failed")
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
-CORDON_TAINT_KEY = "node.kubernetes.io/unschedulable"  # the node controller's taint for spec.unschedulable
 
 # The label that names a node's pool: the first of these present (GPU product first, then instance
 # type, then the cloud's node-group labels).
@@ -77,7 +76,7 @@ def expected_resource(labels: dict[str, str]) -> str:
     return "nvidia.com/gpu"
 
 
-def compute(nodes: Iterable[NodeFacts], pods: Iterable[PodUse], config: AcceleratorConfig | None = None, *,
+def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: AcceleratorConfig | None = None, *,
             pool_labels: tuple[str, ...] = POOL_LABELS, problems: Iterable[str] = ()) -> Occupancy:
     config = config or AcceleratorConfig()
     node_list = list(nodes)
@@ -113,7 +112,7 @@ def compute(nodes: Iterable[NodeFacts], pods: Iterable[PodUse], config: Accelera
             resources = {expected_resource(node.labels)}
         pool = pool_of(node.labels, pool_labels)
         blocking = tuple(str(t) for t in node.taints if t.effect in BLOCKING_EFFECTS)
-        own_taint = any(t.effect in BLOCKING_EFFECTS and t.key != CORDON_TAINT_KEY for t in node.taints)
+        own_taint = any(t.effect in BLOCKING_EFFECTS and t.key != UNSCHEDULABLE_TAINT_KEY for t in node.taints)
         for resource in sorted(resources):
             held = sorted(holders.get((node.name, resource), ()), key=lambda h: (-h.units, h.namespace, h.name))
             used = sum(h.units for h in held)
@@ -149,7 +148,7 @@ def compute(nodes: Iterable[NodeFacts], pods: Iterable[PodUse], config: Accelera
                      problems=tuple(problems), unmatched={r: keys for r, keys in unmatched.items() if keys})
 
 
-def _wanting(nodes: list[NodeFacts], pending: list[PodUse], config: AcceleratorConfig
+def _wanting(nodes: list[NodeView], pending: list[PodUse], config: AcceleratorConfig
              ) -> tuple[dict[tuple[str, str], tuple[str, ...]], dict[str, tuple[str, ...]]]:
     """(node, resource) -> pending pods that want it; resource -> every pending pod asking for it.
 
@@ -164,7 +163,7 @@ def _wanting(nodes: list[NodeFacts], pending: list[PodUse], config: AcceleratorC
             if units > 0 and config.is_accelerator(resource):
                 groups[(resource, selector)].append(pod.key)
                 by_resource[resource].append(pod.key)
-    label_index: dict[tuple[str, str], list[NodeFacts]] = defaultdict(list)
+    label_index: dict[tuple[str, str], list[NodeView]] = defaultdict(list)
     for node in nodes:
         for pair in node.labels.items():
             label_index[pair].append(node)

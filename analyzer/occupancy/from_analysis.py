@@ -7,36 +7,28 @@ from typing import TYPE_CHECKING
 
 from dataclasses import replace
 
+from analyzer.bundle.catalog import PODS
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.model.dra.reading import pod_claims
 from analyzer.model.podspec import effective_requests
-from analyzer.occupancy import Occupancy, PodUse, compute, node_facts
+from analyzer.occupancy import Occupancy, PodUse, compute
 
 if TYPE_CHECKING:
     from analyzer.pipeline import Analysis
 
 
-def occupancy_of(analysis: "Analysis") -> "Occupancy | None":
+def occupancy_of(analysis: "Analysis", config: AcceleratorConfig | None = None) -> "Occupancy | None":
     """analyzer.occupancy's picture, fed from what the analysis already built: raw node items (few), the
     effective requests of every counted pod per node (not parsed again: 150,000 pods cost seconds), the
-    nodes whose usage an invalid pod hides, and the unbound targets with their own requests."""
+    nodes whose usage an invalid pod hides, and the unbound targets with their own requests. `config`: the
+    accelerators counted (the analysis's own unless given)."""
     c = analysis.cluster
-    nodes_doc = analysis.loaded.documents.get("nodes")
-    if nodes_doc is None or not analysis.loaded.has("pods"):
+    counted = config = config or c.config
+    if c.nodes is None or not analysis.loaded.has(PODS.name):
         return None
-    problems: list[str] = []
-    facts = []
-    seen: set[str] = set()
-    for i, item in enumerate(nodes_doc.items):
-        try:
-            f = node_facts(item, nodes_doc.item_path(i))
-        except (ValueError, TypeError) as exc:
-            problems.append(f"{nodes_doc.file}: {exc} (node left out)")
-            continue
-        if f.name not in seen:
-            seen.add(f.name)
-            facts.append(f)
+    # Nodes the model left out are findings of the analysis already (file and JSON path): not repeated here.
+    facts = list(c.nodes)
     uses = []
     accelerator: dict[str, bool] = {}  # resource name -> is it an accelerator (asked once per name)
 
@@ -45,7 +37,7 @@ def occupancy_of(analysis: "Analysis") -> "Occupancy | None":
             if units > 0:
                 known = accelerator.get(r)
                 if known is None:
-                    known = accelerator[r] = c.config.is_accelerator(r)
+                    known = accelerator[r] = counted.is_accelerator(r)
                 if known:
                     return True
         return False
@@ -67,13 +59,13 @@ def occupancy_of(analysis: "Analysis") -> "Occupancy | None":
             selector = t.spec.get("nodeSelector") or {}
             uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=requests,
                                node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}))
-    config = c.config
     if c.dra is not None:
-        facts, uses, config = _with_devices(analysis, facts, uses)
-    return compute(facts, uses, config, problems=problems)
+        facts, uses, config = _with_devices(analysis, facts, uses, config)
+    return compute(facts, uses, config)
 
 
-def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, list, AcceleratorConfig]:
+def _with_devices(analysis: "Analysis", facts: list, uses: list,
+                  config: AcceleratorConfig) -> tuple[list, list, AcceleratorConfig]:
     """DRA devices per DeviceClass, as a resource named the way Kubernetes names a class's implicit extended
     resource (deviceclass.resource.kubernetes.io/<class>): offered devices are its allocatable, devices named by
     a claim's allocation are used, by the pods the claim is reserved for."""
@@ -112,4 +104,4 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list) -> tuple[list, 
                     wants[IMPLICIT_EXTENDED_PREFIX + name] = wants.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
         if wants:
             uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants))
-    return out, uses, c.config.with_additions([IMPLICIT_EXTENDED_PREFIX + "*"])
+    return out, uses, config.with_additions([IMPLICIT_EXTENDED_PREFIX + "*"])

@@ -1,7 +1,7 @@
 """The occupancy API's records: slim inputs (no raw JSON) and the computed picture.
 
-Inputs: NodeFacts and PodUse, built by `adapter.from_items` from kubectl JSON or by
-any other model. Outputs: Occupancy = ResourceRow per (node, accelerator resource)
+Inputs: the model's NodeViews (analyzer/model/nodes.py) and PodUse, built from an analysis by
+from_analysis.py (the bundle is read once, by bundle/, and turned into records once, by model/). Outputs: Occupancy = ResourceRow per (node, accelerator resource)
 plus PoolTotal per (pool, resource). Units are the scheduler's (whole devices for
 accelerators). Everything is frozen, so a report can share it freely.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analyzer.model.matching import Taint  # the one taint record, shared with the funnel
 
 # Node states, most severe first. A row carries every state that applies, in this order.
 NOT_READY = "not-ready"
@@ -28,19 +27,6 @@ STATES: tuple[str, ...] = (NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, TAI
 BROKEN: frozenset[str] = frozenset({NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
 
 NO_POOL = "-"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NodeFacts:
-    """One node as the occupancy picture needs it. Quantities in scheduler units."""
-
-    name: str
-    labels: dict[str, str] = field(default_factory=dict)
-    capacity: dict[str, int] = field(default_factory=dict)
-    allocatable: dict[str, int] = field(default_factory=dict)
-    taints: tuple[Taint, ...] = ()
-    unschedulable: bool = False
-    ready: bool | None = None  # the Ready condition; None when the node reports none
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

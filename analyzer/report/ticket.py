@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Iterable
 
+from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer import words
 
 from analyzer.occupancy.from_analysis import occupancy_of
@@ -244,7 +245,6 @@ def _clip(text: str) -> str:
 
 
 _NODE_STATES = {"not-ready": "not ready", "cordoned": "cordoned"}
-_CORDON_TAINT = "node.kubernetes.io/unschedulable"
 
 
 def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
@@ -258,7 +258,7 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
     for node, rows in by_node.items():
         first = rows[0]
         states = [_NODE_STATES[s] for s in first.states if s in _NODE_STATES]
-        taints = [t for t in first.taints if not t.startswith(_CORDON_TAINT + ":") and not t.startswith(_CORDON_TAINT + "=")]
+        taints = [t for t in first.taints if not t.startswith(UNSCHEDULABLE_TAINT_KEY + ":") and not t.startswith(UNSCHEDULABLE_TAINT_KEY + "=")]
         if "tainted" in first.states and taints:
             states.append("tainted " + ", ".join(taints))
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from analyzer.bundle.catalog import RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer import words
 from analyzer.model import quantity
 from analyzer.model.build import exact_hard
@@ -233,7 +234,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
     if spec is None and text is None:
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason="neither the pod template nor the API server's text is in the bundle", evidence=ev)
     if rc_holds is None and not text_past_rc:
-        ev["missing"] = "runtimeclasses.json"
+        ev["missing"] = RUNTIMECLASSES.file
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE,
                                reason=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing('runtimeclasses')}", evidence=ev)
 
@@ -243,8 +244,8 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         first = q_findings[0].sentence() if q_findings else f"the API server said: {text.text}"  # type: ignore[union-attr]
         return AdmissionResult(word=words.QUOTA_EXCEEDED, reason=first, evidence=ev)
     if q_holds is None and not text_past_quota:
-        ev["missing"] = "resourcequotas.json"
-        why = f"an invalid quota in {namespace}: {bad_quota}" if bad_quota else cluster.why_missing("resourcequotas")
+        ev["missing"] = RESOURCEQUOTAS.file
+        why = f"an invalid quota in {namespace}: {bad_quota}" if bad_quota else cluster.why_missing(RESOURCEQUOTAS.name)
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason=f"cannot check quota: {why}", evidence=ev)
 
     if text is not None and text.says == SAYS_OTHER:

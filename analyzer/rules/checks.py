@@ -12,6 +12,7 @@ from typing import Callable
 
 import orjson
 
+from analyzer.kube import NO_EXECUTE
 from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
                                      tolerations_of, untolerated)
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
@@ -129,7 +130,7 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
     if pod.pin:
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
-        blocking = untolerated(node.taints, pod.tolerations, ("NoExecute",))
+        blocking = untolerated(node.taints, pod.tolerations, (NO_EXECUTE,))
         return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
     blocking = untolerated(node.taints, pod.tolerations)
     cordon = is_cordoned(pod, node) or any(map(is_cordon_taint, blocking))

@@ -12,6 +12,7 @@ marked unknown: if only such nodes are left, the answer is `unclassified`, namin
 
 from __future__ import annotations
 
+from analyzer.bundle.catalog import RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from analyzer import words
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.dra.reading import pod_claims
@@ -59,7 +60,7 @@ def claims_exist(case: Case) -> Decision | None:
         ev["missing_claims"] = [{"claim": m.pod_claim, "kind": m.kind, "name": f"{m.namespace}/{m.name}"}
                                 for m in res.missing_claims]
         m = res.missing_claims[0]
-        file = "resourceclaims.json" if m.kind == "ResourceClaim" else "resourceclaimtemplates.json"
+        file = RESOURCECLAIMS.file if m.kind == RESOURCECLAIMS.item_kind else RESOURCECLAIMTEMPLATES.file
         return Decision(word=words.NO_RESOURCECLAIM,
                         reason=f"{m.kind} {m.namespace}/{m.name} (pod claim {m.pod_claim!r}) is not in {file}")
     if res.missing_classes:

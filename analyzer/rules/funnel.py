@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+from analyzer.bundle.catalog import NODES
 from analyzer import words
 from analyzer.model.matching import (selector_matches)
 from analyzer.model.quantity import format_units
@@ -138,7 +139,7 @@ def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | Non
     for st in funnel.stages:
         counts: dict[str, int] = {}
         names: dict[str, list[str]] = {}
-        for node, reason in st.removed:
+        for _node, reason in st.removed:
             counts[reason.text] = counts.get(reason.text, 0) + 1
         if st.bulk is not None:
             counts[st.bulk.text] = counts.get(st.bulk.text, 0) + len(nodes) - len(st.possible)
@@ -165,7 +166,7 @@ def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | Non
 def decide(case: Case) -> Decision | None:
     c, t, ev = case.cluster, case.target, case.evidence
     if c.nodes is None or not c.nodes:
-        ev["missing"] = "nodes.json"
+        ev["missing"] = NODES.file
         why = (f"cannot run the node funnel: {c.why_missing('nodes')}" if c.nodes is None
                else "nodes.json lists no usable node: nothing to judge the pod against")
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason=why)
@@ -179,7 +180,7 @@ def decide(case: Case) -> Decision | None:
                     and (not facts.pin or n.name == facts.pin))]
     if relevant:
         # An invalid node is out of the funnel; its labels say it might have taken the pod.
-        ev["missing"] = "nodes.json"
+        ev["missing"] = NODES.file
         ev["invalid_nodes"] = [n.finding for n in relevant[:20]]
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
                         reason=f"the funnel says {funnel.word}, but {len(relevant)} invalid node(s) it might select "

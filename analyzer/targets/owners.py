@@ -3,13 +3,13 @@ says `pods "…" is forbidden`. Answered once per owner with desired vs existing
 
 from __future__ import annotations
 
+from analyzer.bundle.catalog import EVENTS, OWNERS, file_of
 from analyzer.bundle.validation import Loaded
 from analyzer.model.events import event_time
 from analyzer.targets.server_text import text_from_event
 from analyzer.targets.target import Target
 
 OWNER_EVENT_REASONS: tuple[str, ...] = ("FailedCreate",)
-OWNER_FILES = {"ReplicaSet": "replicasets", "Job": "jobs", "StatefulSet": "statefulsets", "DaemonSet": "daemonsets"}
 
 
 def _dict(value: object) -> dict:
@@ -19,7 +19,7 @@ def _dict(value: object) -> dict:
 def owner_refusals(loaded: Loaded) -> list[Target]:
     """One target per owner whose latest FailedCreate event says the pod was forbidden
     (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
-    doc = loaded.documents.get("events")
+    doc = loaded.documents.get(EVENTS.name)
     if doc is None:
         return []
     latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
@@ -29,7 +29,7 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
             continue
         io = e.get("involvedObject") or {}
         kind = io.get("kind")
-        if kind not in OWNER_FILES:
+        if kind not in OWNERS:
             continue
         key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
         t = event_time(e)
@@ -51,8 +51,8 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
         spec = None
         owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
         if owner_obj is None:
-            owner["object"] = problem or (f"{kind} {ns}/{name} is not in {OWNER_FILES[kind]}.json "
-                                          f"({loaded.why_missing(OWNER_FILES[kind])})")
+            owner["object"] = problem or (f"{kind} {ns}/{name} is not in {file_of(OWNERS[kind])} "
+                                          f"({loaded.why_missing(OWNERS[kind])})")
         else:
             spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
             desired, existing = _replicas(kind, owner_obj)
@@ -67,7 +67,7 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
 def _owner_index(loaded: Loaded) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
     """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid."""
     index: dict[tuple[str, str, str], tuple[dict | None, str | None]] = {}
-    for kind, file in OWNER_FILES.items():
+    for kind, file in OWNERS.items():
         doc = loaded.documents.get(file)
         if doc is None:
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.bundle.catalog import DEVICECLASSES, DEVICETAINTRULES, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES
 from analyzer.model.matching import Taint, Toleration
 
 V1BETA1 = "resource.k8s.io/v1beta1"
@@ -23,11 +24,11 @@ ALL = "All"
 # per allocation (resource.k8s.io/v1 types.go, DeviceRequestsMaxSize /
 # AllocationResultsMaxSize); a count above that can never be allocated.
 ALLOCATION_RESULTS_MAX = 32
-CLAIMS_FILE = "resourceclaims.json"
-TEMPLATES_FILE = "resourceclaimtemplates.json"
-CLASSES_FILE = "deviceclasses.json"
-SLICES_FILE = "resourceslices.json"
-RULES_FILE = "devicetaintrules.json"
+CLAIMS_FILE = RESOURCECLAIMS.file
+TEMPLATES_FILE = RESOURCECLAIMTEMPLATES.file
+CLASSES_FILE = DEVICECLASSES.file
+SLICES_FILE = RESOURCESLICES.file
+RULES_FILE = DEVICETAINTRULES.file
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

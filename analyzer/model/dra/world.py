@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analyzer.bundle.catalog import DEVICETAINTRULES, NEEDED_BY_CLAIMS
 from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model.dra.allocate import DraWorld
 from analyzer.model.dra.reading import build_views
 from analyzer.model.nodes import NodeView
 
-FILES = ("resourceclaims", "resourceclaimtemplates", "deviceclasses", "resourceslices")
-RULES = "devicetaintrules"
+# The files a pod with claims cannot be judged without; the others (DeviceTaintRules) only refine.
+FILES = NEEDED_BY_CLAIMS
+RULES = DEVICETAINTRULES.name
 
 
 @dataclass(frozen=True, kw_only=True)
