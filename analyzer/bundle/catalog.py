@@ -89,7 +89,7 @@ DEVICECLASSES = Kind(
 # served no rule applies, as in the scheduler.
 DEVICETAINTRULES = Kind(
     file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
-    item_kind="DeviceTaintRule", namespaced=False, version="v1alpha3")
+    item_kind="DeviceTaintRule", namespaced=False, version="v1beta2")
 
 # The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (

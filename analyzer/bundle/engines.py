@@ -17,7 +17,7 @@ from analyzer.bundle import schemas as schema_files
 RawError = tuple[tuple, str, object, object]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, kw_only=True)
 class Violation:
     file: str
     path: str
@@ -26,6 +26,11 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.file}: {self.path}: expected {self.expected}, found {self.found}"
+
+
+def violations(file: str, triples: Iterable[tuple[str, str, str]]) -> list[Violation]:
+    """Findings as the checks return them, (JSON path, expected, found), as Violations of one file."""
+    return [Violation(file=file, path=p, expected=e, found=f) for p, e, f in triples]
 
 
 # -- engines -------------------------------------------------------------------

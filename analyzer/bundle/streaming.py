@@ -27,7 +27,7 @@ import orjson
 from analyzer.bundle import forked
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
-from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
+from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.reading import parse_json
 from analyzer.errors import BundleError
 
@@ -277,7 +277,7 @@ def _worker_share(raws: list, lo: int, *, file: str, item_check: Compiled, sink:
 
     def add(file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
         found.append(triples)
-        return [Violation(file, p, e, f) for p, e, f in triples]
+        return violations(file, triples)
 
     bad = _visit(raws, lo, len(raws), file=file, item_check=item_check, sink=part, add=add)
     return part.summary(), found, bad

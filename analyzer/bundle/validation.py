@@ -16,7 +16,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
-from analyzer.bundle.engines import SchemaSet, Violation, findings_of
+from analyzer.bundle.engines import SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VERSION
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
@@ -71,7 +71,7 @@ class Loaded:
         return kind in self.documents or kind in self.streamed
 
     def add(self, file: str, findings: list[tuple[str, str, str]]) -> list[Violation]:
-        out = [Violation(file, p, e, f) for p, e, f in findings]
+        out = violations(file, findings)
         self.violation_count += len(out)
         room = MAX_DETAILED - len(self.violations)
         if room > 0:
@@ -125,7 +125,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         if hasher is None:
             return
         hasher.join()
-        found = [Violation(MANIFEST, p, e, f) for p, e, f in manifest_findings(rel, size, hasher.digest, index)]
+        found = violations(MANIFEST, manifest_findings(rel, size, hasher.digest, index))
         if found:
             loaded.violation_count += len(found)
             loaded.violations[at:at] = found

@@ -263,7 +263,7 @@ class PodsIndex:
         status = item.get("status") if isinstance(item.get("status"), dict) else {}
         node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
         phase = status.get("phase") if isinstance(status.get("phase"), str) else None
-        first = violations[0] if violations else Violation(self.file, path, "a valid pod", "invalid")
+        first = violations[0] if violations else Violation(file=self.file, path=path, expected="a valid pod", found="invalid")
         if node and phase not in TERMINATED:
             self.unknown.setdefault(node, first)
         ns, name = meta.get("namespace"), meta.get("name")

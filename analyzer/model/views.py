@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analyzer.bundle.validation import Violation
+from analyzer.bundle.engines import Violation, violations
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.nodes import InvalidNode, NodeView
 from analyzer.targets.target import Target
@@ -49,7 +49,7 @@ class Findings:
         self.items: list[Violation] = []
 
     def add(self, file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
-        out = [Violation(file, p, e, f) for p, e, f in triples]
+        out = violations(file, triples)
         self.items.extend(out)
         return out
 

@@ -9,7 +9,9 @@ from analyzer.bundle.catalog import KINDS as CATALOG
 
 @dataclass(frozen=True, kw_only=True)
 class Kind:
-    resource: str  # plural, as in the URL and the bundle file name (<resource>.json)
+    name: str  # the catalog's name of the kind (the bundle file without .json; qualified for custom resources)
+    file: str  # the bundle file
+    resource: str  # plural, as in the URL
     kind: str
     singular: str
     group: str  # "" for the core group
@@ -18,25 +20,15 @@ class Kind:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
 
-    @property
-    def file(self) -> str:
-        return f"{self.resource}.json"
-
     def group_version(self, version: str | None = None) -> str:
         v = version or self.version
         return f"{self.group}/{v}" if self.group else v
 
 
-# The kinds themselves come from the one catalog; here only how the API server presents them
-# (short names and categories, as `kubectl api-resources` lists them).
-_SHORT_NAMES = {"pods": ("po",), "nodes": ("no",), "events": ("ev",), "namespaces": ("ns",),
-                "resourcequotas": ("quota",), "replicasets": ("rs",), "statefulsets": ("sts",), "daemonsets": ("ds",)}
-_CATEGORIES = {"pods": ("all",), "replicasets": ("all",), "statefulsets": ("all",), "daemonsets": ("all",),
-               "jobs": ("all",)}
-
+# Every kind of the one catalog, as the API server presents it (`kubectl api-resources`).
 KINDS: tuple[Kind, ...] = tuple(
-    Kind(resource=c.name, kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version="v1",
-         namespaced=c.namespaced, short_names=_SHORT_NAMES.get(c.name, ()), categories=_CATEGORIES.get(c.name, ()))
+    Kind(name=c.name, file=c.file, resource=c.resource.split(".", 1)[0], kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version=c.version,
+         namespaced=c.namespaced, short_names=c.short_names, categories=c.categories)
     for c in CATALOG)
 
 BY_RESOURCE: dict[str, Kind] = {k.resource: k for k in KINDS}

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from analyzer.bundle.catalog import VERSION
+from analyzer.bundle.raw import RawList, read_raw_list, read_raw_object
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
 from analyzer.replay.kinds import KINDS, Kind
@@ -73,18 +73,10 @@ def _newest_timestamp(served: dict[str, Served]) -> datetime | None:
     return newest
 
 
-def _load_kind(kind: Kind, data: bytes, warnings: list[str]) -> Served | str:
-    """The kind's List, or the reason (file and JSON path) it cannot be served."""
-    f = kind.file
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        return f"{f}: not valid JSON ({exc})"
-    if not isinstance(doc, dict):
-        return f"{f}: $: expected a kubectl List object"
-    items = doc.get("items")
-    if not isinstance(items, list):
-        return f"{f}: $.items: expected an array"
+def _load_kind(kind: Kind, raw: RawList, warnings: list[str]) -> Served:
+    """The kind's items that can be served; each one left out is a warning naming its JSON path."""
+    f, items = kind.file, raw.items
+    warnings.extend(str(v) for v in raw.changed)
     kept: list[dict] = []
     index: dict[tuple[str, str], dict] = {}
     version = kind.version
@@ -110,9 +102,7 @@ def _load_kind(kind: Kind, data: bytes, warnings: list[str]) -> Served | str:
             newest_rv = max(newest_rv, int(rv))
         kept.append(item)
         index[key] = item
-    list_rv = (doc.get("metadata") or {}).get("resourceVersion") if isinstance(doc.get("metadata"), dict) else None
-    rv_text = list_rv if isinstance(list_rv, str) and list_rv else str(newest_rv)
-    return Served(kind=kind, version=version, items=kept, index=index, resource_version=rv_text)
+    return Served(kind=kind, version=version, items=kept, index=index, resource_version=raw.resource_version or str(newest_rv))
 
 
 def load_store(path: str | Path) -> Store:
@@ -123,7 +113,7 @@ def load_store(path: str | Path) -> Store:
         missing: dict[str, str] = {}
         warnings: list[str] = []
         for kind in KINDS:
-            failed = bundle.failed.get(kind.resource)
+            failed = bundle.failed.get(kind.name)
             if failed is not None:
                 missing[kind.resource] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
                 continue
@@ -131,25 +121,21 @@ def load_store(path: str | Path) -> Store:
                 missing[kind.resource] = f"{kind.file} was not collected in this bundle"
                 continue
             try:
-                loaded = _load_kind(kind, bundle.read_bytes(kind.file), warnings)
+                served[kind.resource] = _load_kind(kind, read_raw_list(bundle, kind.file), warnings)
             except BundleError as exc:
-                loaded = str(exc)
-            if isinstance(loaded, str):
-                warnings.append(f"{loaded}; {kind.resource} not served")
-                missing[kind.resource] = f"{loaded}; {kind.resource} are not served"
-            else:
-                served[kind.resource] = loaded
+                warnings.append(f"{exc}; {kind.resource} not served")
+                missing[kind.resource] = f"{exc}; {kind.resource} are not served"
         version = None
-        if bundle.has("version.json"):
+        if bundle.has(VERSION):
             try:
-                doc = orjson.loads(bundle.read_bytes("version.json"))
+                doc = read_raw_object(bundle, VERSION)
                 sv = doc.get("serverVersion") if isinstance(doc, dict) else None
                 if isinstance(sv, dict):
                     version = sv
                 else:
-                    warnings.append("version.json: $.serverVersion: missing or not an object; /version not served")
-            except (orjson.JSONDecodeError, BundleError) as exc:
-                warnings.append(f"version.json: not readable ({exc}); /version not served")
+                    warnings.append(f"{VERSION}: $.serverVersion: missing or not an object; /version not served")
+            except BundleError as exc:
+                warnings.append(f"{VERSION}: not readable ({exc}); /version not served")
         if not served:
             raise BundleError(str(path), "nothing to serve: no readable " + ", ".join(k.file for k in KINDS[:4]) + ", …")
         created = parse_time((bundle.manifest or {}).get("created"))

@@ -204,16 +204,18 @@ TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
               column("Images", priority=1), column("Selector", priority=1)], job_row),
     "resourceclaims": ([NAME, column("State"), AGE],
                        lambda c, now: [as_str(dig(c, "metadata", "name")), claim_state(c), age(c, now)]),
-    "resourceclaimtemplates": ([NAME, AGE], _name_age),
-    "deviceclasses": ([NAME, AGE], _name_age),
     "resourceslices": ([NAME, column("Node"), column("Driver"), column("Pool"), AGE],
                        lambda s, now: [as_str(dig(s, "metadata", "name")), as_str(dig(s, "spec", "nodeName")),
                                        as_str(dig(s, "spec", "driver")), as_str(dig(s, "spec", "pool", "name")), age(s, now)]),
 }
 
 
+# A kind without its own columns is listed as kubectl lists a custom resource with no printer columns.
+DEFAULT_TABLE: tuple[list[Column], Callable[[dict, datetime], Row]] = ([NAME, AGE], _name_age)
+
+
 def column_definitions(resource: str) -> list[dict]:
-    columns, _ = TABLES[resource]
+    columns, _ = TABLES.get(resource, DEFAULT_TABLE)
     out = []
     for name, typ, priority in columns:
         col: dict[str, Any] = {"name": name, "type": typ, "format": "name" if name == "Name" else "",
@@ -223,4 +225,4 @@ def column_definitions(resource: str) -> list[dict]:
 
 
 def cells(resource: str, item: dict, now: datetime) -> Row:
-    return TABLES[resource][1](item, now)
+    return TABLES.get(resource, DEFAULT_TABLE)[1](item, now)

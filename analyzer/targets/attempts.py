@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from analyzer.bundle.engines import violations
 from analyzer.bundle.validation import Loaded, Violation, check_pod_object
 from analyzer.errors import UsageError
 from analyzer.targets.server_text import text_for_pod
@@ -136,7 +137,7 @@ def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns:
                               created=False, source=label + (f" {prefix[0]}" if prefix else ""), answer=answer,
                               server_text=text,
                               node_name=str(spec.get("nodeName") or "") if isinstance(spec, dict) else "",
-                              invalid=[Violation(label, p, e, f) for p, e, f in findings]))
+                              invalid=violations(label, findings)))
     if not out:
         raise UsageError(f"{label}: no Pod (or workload with a pod template) in it")
     return out
@@ -154,7 +155,7 @@ def stored_attempts(loaded: Loaded) -> StoredAttempts:
     found_problems: list[Violation] = []
 
     def problem(rel: str, triples: list[tuple[str, str, str]]) -> None:
-        found_problems.extend(Violation(rel, p, e, f) for p, e, f in triples)
+        found_problems.extend(violations(rel, triples))
 
     for rel, doc in loaded.attempts:
         answer = doc.get("answer")

@@ -37,7 +37,7 @@ def build_dra(loaded: Loaded, nodes: list[NodeView]) -> Dra:
     # The schema findings already name the schema-invalid items; report only what they do not.
     reported = {(f"{k}.json", loaded.documents[k].item_path(i)) for k in (*FILES, RULES) if k in loaded.documents
                 for i in loaded.documents[k].invalid}
-    findings = [Violation(p.file, p.path, "a DRA object the rules can read", p.message) for p in views.problems
+    findings = [Violation(file=p.file, path=p.path, expected="a DRA object the rules can read", found=p.message) for p in views.problems
                 if (p.file, _item_of(p.path)) not in reported]
     return Dra(world=DraWorld(views, nodes), missing=missing, findings=findings)
 

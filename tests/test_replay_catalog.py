@@ -1,0 +1,68 @@
+"""`gpu-triage serve` serves every kind of the one catalog: the real kubectl lists each of them by its qualified
+name, with the names the bundle file holds (a kind served nowhere else would crash the handler or be unknown)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analyzer.bundle.catalog import KINDS
+from analyzer.replay.kinds import KINDS as SERVED
+from analyzer.replay.tables import TABLES
+from helpers import RECORDINGS
+from test_replay import kubectl, serving  # noqa: F401  (the fixture and the one way to run serve)
+
+# Real objects of every kind: the DRA recording first, then the lab's and the autoscaler recording's (its
+# ReplicaSets, Jobs, StatefulSets and DaemonSets).
+SOURCES = (RECORDINGS / "dra-exhausted-v1.36", RECORDINGS / "lab-seven-states-v1.36", RECORDINGS / "ca-scale-up-in-flight-v1.36")
+
+
+def _rule() -> dict:
+    """A DeviceTaintRule as a v1.36 server returns it (resource.k8s.io/v1beta2 DeviceTaintRule, metadata as the
+    server fills it); no real recording has one."""
+    return {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule",
+            "metadata": {"name": "unhealthy-gpu-1", "uid": "6f1c2d9e-0d4b-4a51-9d55-1f4e8f1b2a33",
+                         "resourceVersion": "301", "generation": 1, "creationTimestamp": "2026-11-29T17:40:00Z"},
+            "spec": {"deviceSelector": {"driver": "gpu.example.com", "device": "gpu-1"},
+                     "taint": {"key": "gpu.example.com/unhealthy", "value": "true", "effect": "NoSchedule",
+                               "timeAdded": "2026-11-29T17:40:00Z"}},
+            "status": {}}
+
+
+def _every_kind(tmp: Path) -> Path:
+    root = tmp / "every-kind"
+    root.mkdir()
+    for kind in KINDS:
+        files = [source / kind.file for source in SOURCES if (source / kind.file).is_file()]
+        full = [f for f in files if json.loads(f.read_text())["items"]]
+        if full or files:
+            shutil.copy((full or files)[0], root / kind.file)  # no recording has a StatefulSet: served empty
+    shutil.copy(SOURCES[0] / "version.json", root / "version.json")
+    (root / "devicetaintrules.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_rule()]}))
+    return root
+
+
+def test_replay_tables_name_only_catalog_kinds_and_every_catalog_kind_is_served():
+    assert set(TABLES) <= {k.name for k in KINDS}
+    assert [k.name for k in SERVED] == [k.name for k in KINDS]
+
+
+def test_real_kubectl_lists_every_catalog_kind_from_serve(kubectl, tmp_path):  # noqa: F811
+    root = _every_kind(tmp_path)
+    with serving(root, tmp_path / "serve") as replay:
+        for kind in KINDS:
+            items = json.loads((root / kind.file).read_text())["items"]
+            expected = sorted(i["metadata"]["name"] for i in items)
+            scope = ["-A"] if kind.namespaced else []
+            done = replay.kubectl("get", kind.resource, *scope, "-o", "json")
+            assert sorted(i["metadata"]["name"] for i in json.loads(done.stdout)["items"]) == expected, kind.name
+            table = replay.kubectl("get", kind.resource, *scope, "-o", "wide")  # server-side columns
+            assert all(name in table.stdout for name in expected), kind.name
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k.short_names], ids=lambda k: k.name)
+def test_short_names_come_from_the_catalog(kind):
+    assert next(s for s in SERVED if s.name == kind.name).short_names == kind.short_names
