@@ -24,7 +24,7 @@ from analyzer.rules.funnel import run_funnel, stages_as_data
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.rules.intent import no_gpu_request
 from analyzer.rules.order import walk
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 from analyzer.verdict import Fit, Verdict
 
 

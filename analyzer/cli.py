@@ -35,7 +35,7 @@ class WhyOutput(str, Enum):
 
 
 def _say(line: str) -> None:
-    from analyzer.report import printable
+    from analyzer.text import printable
 
     sys.stderr.write(printable(line) + "\n")
 
@@ -111,7 +111,7 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
 
         with ProgressLine.for_stderr(quiet=quiet) as line:
             checked = validate_only(bundle, engine, progress=line.file)
-        from analyzer.report import printable
+        from analyzer.text import printable
 
         for v in checked.violations[:MAX_SHOWN]:
             print(printable(str(v)))

@@ -23,7 +23,7 @@ from analyzer.model.events import EVENT_REASONS
 from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
 from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 from analyzer.verdict import Verdict
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer import words
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 
 @dataclass(frozen=True, kw_only=True)

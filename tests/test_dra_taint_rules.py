@@ -281,7 +281,8 @@ def test_indexed_rules_give_the_taints_of_the_rule_by_rule_loop():
     from types import SimpleNamespace
 
     from analyzer.model.dra.device_search import IndexedDevice
-    from analyzer.model.dra.taint_rules import TaintsUnknown, _selects, apply_rules
+    from analyzer.model.dra.taint_rules import _selects, apply_rules
+    from analyzer.model.dra.views import TaintsUnknown
     from analyzer.model.dra.views import DeviceRef, DeviceTaint, Problem, TaintRule
     from analyzer.model.matching import Taint
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.report import printable
+from analyzer.text import printable
 from analyzer.report.html import CSP
 from analyzer.report.markdown import LIMIT, render_text
 from analyzer.report.ticket import group_rows, summarise

@@ -10,7 +10,7 @@ from analyzer.diff.compare import compare
 from analyzer.diff.formats import renderers
 from analyzer.diff.records import Diff
 from analyzer.diff.snapshot import snapshot
-from analyzer.report import printable
+from analyzer.text import printable
 
 MAX_PROBLEMS = 50
 

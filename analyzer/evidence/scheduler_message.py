@@ -17,7 +17,7 @@ from collections import Counter
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster, SchedulerSaid
 from analyzer.rules.checks import AFFINITY, PodFacts, SCHEDULER_FILTERS, check_cordon, check_taint
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 
 def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:

@@ -28,7 +28,7 @@ from analyzer.model.quantity import QuantityError
 from analyzer.model.nodes import InvalidNode, NodeView, ready_of
 from analyzer.kube import TERMINATED
 from analyzer.model.views import Cluster, Findings, Holder
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 
 def _units(resources: dict | None) -> dict[str, int]:

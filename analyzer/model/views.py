@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from analyzer.bundle.engines import Violation, violations
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.nodes import InvalidNode, NodeView
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra

@@ -42,7 +42,7 @@ def write_kubeconfig(url: str, path: Path | None) -> Path:
 
 
 def _say(line: str) -> None:
-    from analyzer.report import printable
+    from analyzer.text import printable
 
     sys.stderr.write(printable(line) + "\n")
     sys.stderr.flush()

@@ -8,7 +8,7 @@ import orjson
 
 from analyzer import words
 from analyzer.verdict import Verdict
-from analyzer.report import printable
+from analyzer.text import printable
 
 MAX_REMOVED = 20
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import TextIO
 
-from analyzer.report import printable
+from analyzer.text import printable
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

@@ -20,7 +20,7 @@ from typing import Iterable, TextIO
 import orjson
 
 from analyzer.verdict import Verdict
-from analyzer.report import printable
+from analyzer.text import printable
 
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TextIO
 
-from analyzer.report import printable
+from analyzer.text import printable
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 LIMIT = 65_000

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from analyzer import words
 from analyzer.verdict import Verdict
-from analyzer.report import printable
+from analyzer.text import printable
 
 REASON_WIDTH = 110
 

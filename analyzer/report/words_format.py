@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, TextIO
 
 from analyzer.verdict import Verdict
-from analyzer.report import printable
+from analyzer.text import printable
 
 
 def render(verdicts: Iterable[Verdict], out: TextIO) -> None:

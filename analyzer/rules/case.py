@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from analyzer.model.views import Cluster
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.outcomes import Resolution

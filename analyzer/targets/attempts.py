@@ -12,7 +12,7 @@ from analyzer.bundle.engines import violations
 from analyzer.bundle.validation import Loaded, Violation, check_pod_object
 from analyzer.errors import UsageError
 from analyzer.targets.server_text import text_for_pod
-from analyzer.targets.target import ServerText, Target
+from analyzer.model.target import ServerText, Target
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
 

@@ -7,7 +7,7 @@ from analyzer.bundle.catalog import EVENTS, OWNERS, file_of
 from analyzer.bundle.validation import Loaded
 from analyzer.model.events import event_time
 from analyzer.targets.server_text import text_from_event
-from analyzer.targets.target import Target
+from analyzer.model.target import Target
 
 OWNER_EVENT_REASONS: tuple[str, ...] = ("FailedCreate",)
 

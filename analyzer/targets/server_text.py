@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.targets.target import ServerText
+from analyzer.model.target import ServerText
 
 _FORBIDDEN = re.compile(r'pods "(?P<name>[^"]*)" is forbidden: (?P<why>.*)')
 _QUOTA_PARTS = ("exceeded quota: ", ", requested: ", ", used: ", ", limited: ")

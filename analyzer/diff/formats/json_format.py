@@ -8,7 +8,7 @@ from typing import TextIO
 import orjson
 
 from analyzer.diff.records import Diff
-from analyzer.report import printable
+from analyzer.text import printable
 
 SCHEMA_VERSION = 1
 

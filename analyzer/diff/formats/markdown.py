@@ -9,7 +9,7 @@ from typing import TextIO
 
 from analyzer.diff.formats import quota_pair, triple, value_text
 from analyzer.diff.records import Diff
-from analyzer.report import printable
+from analyzer.text import printable
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # what changes a table cell: pipes, code, emphasis, links
 

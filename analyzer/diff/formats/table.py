@@ -6,7 +6,7 @@ from typing import TextIO
 
 from analyzer.diff.formats import quota_pair, triple, value_text
 from analyzer.diff.records import Diff
-from analyzer.report import printable as p
+from analyzer.text import printable as p
 
 
 def render(d: Diff, out: TextIO) -> None:

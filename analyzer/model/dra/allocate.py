@@ -34,7 +34,7 @@ from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
 from analyzer.model.dra.extended import ExtendedResources
-from analyzer.model.dra.outcomes import (STEPS, TAINTS_SHOWN, CelError, Holder, MissingClaim, MissingClass,
+from analyzer.model.dra.outcomes import (NodeLike, STEPS, TAINTS_SHOWN, CelError, Holder, MissingClaim, MissingClass,
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
@@ -45,11 +45,6 @@ from analyzer.model.matching import selector_matches, untolerated
 # `unmodelled` rather than run long: bundles are untrusted input.
 DEFAULT_SEARCH_BUDGET = 50_000
 # The scheduler's implicit extended resource name for every DeviceClass (KEP-5004).
-
-
-class NodeLike(Protocol):
-    name: str
-    labels: dict[str, str]
 
 
 class SelectorEngine(Protocol):

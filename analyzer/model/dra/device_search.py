@@ -9,13 +9,10 @@ its budget are the one exponential part of the model and are read and tested on 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from analyzer.model.dra.outcomes import CelError
-from analyzer.model.dra.views import ALL, ALLOCATION_RESULTS_MAX, DeviceAsk, DeviceRef, Request
-
-if TYPE_CHECKING:  # taint_rules.py builds on IndexedDevice
-    from analyzer.model.dra.taint_rules import TaintsUnknown
+from analyzer.model.dra.views import ALL, ALLOCATION_RESULTS_MAX, DeviceAsk, DeviceRef, Request, TaintsUnknown
 
 
 @dataclass(slots=True)

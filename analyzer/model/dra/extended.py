@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analyzer.model.dra.outcomes import ExtendedOffer
+from analyzer.model.dra.outcomes import ExtendedOffer, NodeLike
 from analyzer.model.matching import untolerated
-
-if TYPE_CHECKING:
-    from analyzer.model.dra.allocate import NodeLike
 
 IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 

@@ -8,9 +8,16 @@ records without needing the indexes or the search.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from analyzer.model.dra.views import Claim, ClaimSpec, PodClaims, Problem
+
+
+class NodeLike(Protocol):
+    """What the DRA world reads of a node (the model's NodeView, or a test's stand-in)."""
+
+    name: str
+    labels: dict[str, str]
 
 STEPS = ("class", "selectors", "taints", "free")
 TAINTS_SHOWN = 3  # taints named per tainted device; the rest are counted

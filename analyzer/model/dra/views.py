@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.bundle.catalog import DEVICECLASSES, DEVICETAINTRULES, RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES
-from analyzer.model.matching import Taint, Toleration
+from analyzer.model.matching import Taint, Toleration, untolerated
 
 V1BETA1 = "resource.k8s.io/v1beta1"
 EXACT_COUNT = "ExactCount"
@@ -257,3 +257,23 @@ class PodClaims:
             if name == ref_name:
                 return True, generated
         return False, None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TaintsUnknown:
+    """Why a device's taints are unknown: the rule, and either a CEL expression that cannot be evaluated
+    (`expression`, with `why`) or another reason (`why`: an unreadable rule or DeviceClass). `taint` is the taint
+    the rule would add when that much is known (None: the rule is unreadable, it could add any taint)."""
+
+    rule: str  # TaintRule.label()
+    why: str
+    expression: str | None = None
+    taint: Taint | None = None
+
+    def blocks(self, tolerations: tuple[Toleration, ...]) -> bool:
+        """Could the taint the rule may add stop a request with these tolerations (allocator_stable.go
+        taintPreventsAllocation)? A known taint is matched as any other; an unknown one is harmless only to a
+        toleration of everything (operator Exists, no key, no effect: core/v1 Toleration.ToleratesTaint)."""
+        if self.taint is not None:
+            return bool(untolerated((self.taint,), tolerations))
+        return not any(t.operator == "Exists" and not t.key and not t.effect for t in tolerations)

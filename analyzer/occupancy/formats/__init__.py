@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable, TextIO
 
 from analyzer.occupancy.records import Occupancy, ResourceRow
-from analyzer.report import printable
+from analyzer.text import printable
 
 Renderer = Callable[[Occupancy, TextIO], None]
 

@@ -1,0 +1,18 @@
+"""Text from strangers' bundles made safe to print: every output that puts a bundle's names on a line uses this."""
+
+from __future__ import annotations
+
+# Names come from strangers' bundles: a pod named "a\tfits-now\nlab/b" must not forge a line of
+# `-o words`, and ESC sequences must not reach a terminal. Kubernetes names never hold these.
+_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(32), *range(0x7F, 0xA0))}
+_ESCAPES.update({9: "\\t", 10: "\\n", 13: "\\r"})
+
+
+def printable(text: str) -> str:
+    """Text safe for one line of a terminal or a TSV: control characters and lone surrogates escaped."""
+    out = text.translate(_ESCAPES)
+    try:
+        out.encode("utf-8")
+    except UnicodeEncodeError:
+        out = out.encode("utf-8", "backslashreplace").decode("utf-8")
+    return out
