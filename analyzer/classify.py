@@ -8,6 +8,7 @@ scheduler message) is built once per shape too. Classification never prints: it 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 from analyzer import words
 from analyzer.evidence import scheduler_message
@@ -184,9 +185,31 @@ class Classifier:
         return sched or None
 
 
-def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True,  # type: ignore[assignment]
-                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
-    """Every target: pods that will not start, then attempts and refused owners (optionally only some namespaces)."""
+def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
+                 namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
+    """Every target, one verdict at a time (the output is written as they come): pods that will not start,
+    then attempts and refused owners (optionally only some namespaces)."""
     clf = Classifier(cluster, cache=cache)
     wanted = set(namespaces)
-    return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra) if not wanted or t.namespace in wanted]
+    for t in (*cluster.pod_targets, *extra):
+        if not wanted or t.namespace in wanted:
+            yield clf.classify(t)
+
+
+def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
+                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
+    return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces))
+
+
+def verdict_of(cluster: Cluster, extra: Iterable[Target], key: str) -> Verdict | None:
+    """`why KEY`: a stored attempt, a --manifest or a refused owner by its key (ns/name, ns/Kind/name), else a
+    pod by ns/name (a target, or a pod that is not one: `running`, `no-gpu-request`). Every removed node named."""
+    clf = Classifier(cluster, node_limit=None)
+    verdict = None
+    for t in extra:
+        if t.key == key:
+            verdict = clf.classify(t)
+    ns, sep, name = key.partition("/")
+    if verdict is None and sep and "/" not in name:
+        verdict = clf.ask(ns, name)
+    return verdict

@@ -171,7 +171,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
         quiet: bool = QuietOpt) -> None:
     """One pod in, one word out."""
     def run() -> int:
-        from analyzer.classify import Classifier
+        from analyzer.classify import verdict_of
         from analyzer.pipeline import analyse, split_key
         from analyzer.progress import ProgressLine
         from analyzer.report import explain as explain_format
@@ -182,13 +182,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
             analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep,
                                progress=line.file)
         with analysis.bundle:
-            clf = Classifier(analysis.cluster, node_limit=None)  # one pod: every removed node named
-            verdict = None
-            for t in analysis.extra:
-                if t.key == pod:
-                    verdict = clf.classify(t)
-            if verdict is None and keep is not None:
-                verdict = clf.ask(*keep)
+            verdict = verdict_of(analysis.cluster, analysis.extra, pod)
             if verdict is None:
                 raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
             if output is WhyOutput.json:

@@ -15,7 +15,7 @@ from analyzer.bundle.catalog import EVENTS, PODS
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
-from analyzer.classify import Classifier, classify_all
+from analyzer.classify import classify_all, each_verdict
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.build import PodsIndex, build_cluster
@@ -161,11 +161,7 @@ class Checked:
 
 def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
     """classify_all's verdicts, in the same order, one at a time: the output is written as they come."""
-    clf = Classifier(analysis.cluster)
-    wanted = set(namespaces)
-    for t in list(analysis.cluster.pod_targets) + list(analysis.extra):
-        if not wanted or t.namespace in wanted:
-            yield clf.classify(t)
+    return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces)
 
 
 def validate_only(path: str | Path, engine: str | None = None,

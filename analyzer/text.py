@@ -16,3 +16,9 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:
         out = out.encode("utf-8", "backslashreplace").decode("utf-8")
     return out
+
+
+def some_names(items: list[str], limit: int = 3) -> str:
+    """The first few names and how many more: `a, b, c (+4 more)`."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")

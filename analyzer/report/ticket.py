@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Iterable
 
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
+from analyzer.text import some_names
 from analyzer import words
 
 from analyzer.occupancy.from_analysis import occupancy_of
@@ -193,7 +194,7 @@ def evidence_lines(d: dict) -> list[str]:
     elif d.get("fragmented"):
         out.append("fragmented: enough free units summed over the candidates, but no single node has enough")
     if ev.get("fits_on"):
-        out.append("fits on: " + _names([str(n) for n in ev["fits_on"]]))
+        out.append("fits on: " + some_names([str(n) for n in ev["fits_on"]], MAX_EVIDENCE_NODES))
     if ev.get("not_modelled"):
         out.append("depends on (not modelled): " + "; ".join(map(str, ev["not_modelled"])))
     if ev.get("missing"):
@@ -211,7 +212,7 @@ def _funnel_lines(funnel: Any) -> list[str]:
     if last.get("stage") == "fit":
         return out  # the fit rows below say more than the removal reasons
     for group in last.get("removed") or ():
-        out.append(f"{_names(group['nodes'])}: {group['reason']}")
+        out.append(f"{some_names(group['nodes'], MAX_EVIDENCE_NODES)}: {group['reason']}")
     return out
 
 
@@ -229,11 +230,6 @@ def _fit_line(row: dict) -> str:
         if hidden > 0:
             line += f" (+{hidden} more)"
     return line
-
-
-def _names(items: list[str]) -> str:
-    shown = ", ".join(items[:MAX_EVIDENCE_NODES])
-    return shown + (f" (+{len(items) - MAX_EVIDENCE_NODES} more)" if len(items) > MAX_EVIDENCE_NODES else "")
 
 
 def _text(value: Any) -> str | None:

@@ -14,6 +14,7 @@ from typing import Callable
 
 
 from analyzer.bundle.catalog import NODES
+from analyzer.text import some_names
 from analyzer import words
 from analyzer.model.matching import (selector_matches)
 from analyzer.model.quantity import format_units
@@ -108,11 +109,6 @@ _HEAD = {
 }
 
 
-def _names(items: list[str], limit: int = 3) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
-
-
 def funnel_reason(funnel: FunnelResult) -> str:
     if funnel.reason is None:  # once per funnel: every pod of the shape shares it
         funnel.reason = _reason(funnel)
@@ -127,7 +123,7 @@ def _reason(funnel: FunnelResult) -> str:
     by_reason: dict[str, list[str]] = {}
     for node, reason in last.removed:
         by_reason.setdefault(reason.text, []).append(node)
-    parts = [f"{_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+    parts = [f"{some_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
     return head + ": " + "; ".join(parts[:3])
 
 

@@ -7,7 +7,7 @@ from analyzer import words
 from analyzer.model.podspec import unmodelled
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
-from analyzer.rules.funnel import _names
+from analyzer.text import some_names
 
 
 def decide(case: Case) -> Decision:
@@ -28,10 +28,10 @@ def decide(case: Case) -> Decision:
         ev["missing"] = c.unknown_usage[unknown[0]].file
         ev["unknown_usage"] = {n: str(c.unknown_usage[n]) for n in unknown[:20]}
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
-                        reason=f"only {_names(unknown)} could take it, and an invalid pod bound there hides its usage")
+                        reason=f"only {some_names(unknown)} could take it, and an invalid pod bound there hides its usage")
     needs = unmodelled(case.spec or {})
     ev["fits_on"] = fits[:50]
     if needs:
         ev["not_modelled"] = needs
         return Decision(word=words.UNCLASSIFIED, reason=f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs))
-    return Decision(word=words.FITS_NOW, reason=f"fits now on {_names(fits)}")
+    return Decision(word=words.FITS_NOW, reason=f"fits now on {some_names(fits)}")
