@@ -14,13 +14,14 @@ from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules import dra_devices
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Check, Reason
 from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
-_ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,
-          "not-advertised": 3, "no-devices": 3, "device-selectors": 4, "device-constraints": 4, "selector": 5,
-          "node-name": 5, "claim-pinned": 5}
+# Which one change is nearest to running: load first, then policy, health, what a node has, and selection.
+_ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.TAINT: 1, Check.CORDON: 1, Check.DEVICE_TAINT: 1, Check.ZERO_ALLOCATABLE: 2,
+          Check.NOT_ADVERTISED: 3, Check.NO_DEVICES: 3, Check.DEVICE_SELECTORS: 4, Check.DEVICE_CONSTRAINTS: 4,
+          Check.SELECTOR: 5, Check.NODE_NAME: 5, Check.CLAIM_PINNED: 5}
 
 
 FIT_LATER = ""  # the fit text names who holds the units: built only for the nodes that are shown
@@ -29,9 +30,9 @@ FIT_LATER = ""  # the fit text names who holds the units: built only for the nod
 def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str]) -> Reason | None:
     """Fit, leaving out the resources an earlier failure already explains (absent or allocatable 0)."""
     if any(s.resource not in skip for s in shortages(pod, node, cluster)):
-        return Reason(check="fit", text=FIT_LATER)
+        return Reason(check=Check.FIT, text=FIT_LATER)
     devices = dra_devices.devices_free(pod.claims, node, cluster)
-    return Reason(check="devices", text="only " + devices.text) if devices else None
+    return Reason(check=Check.DEVICES, text="only " + devices.text) if devices else None
 
 
 def _fit_text(pod: PodFacts, node: NodeView, cluster: Cluster) -> str:
@@ -70,7 +71,7 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
         reason = check(pod, node, cluster)
         if reason is not None:
             text = reason.text.removeprefix("untolerated ")  # "only the taint k=v:NoSchedule"
-            found.append(Reason(check=reason.check, text=f"only the {text}" if reason.check in ("taint", "cordon")
+            found.append(Reason(check=reason.check, text=f"only the {text}" if reason.check in (Check.TAINT, Check.CORDON)
                                 else f"only: {text}"))
         if len(found) > 1:
             return found, explained
@@ -160,13 +161,13 @@ class Nearest:
             if len(near) + len(shown) >= SHOWN:
                 break
             if i not in matching:
-                shown.append((_ORDER["selector"], i, Reason(check="selector", text=_selector_text(pod, nodes[i]))))
+                shown.append((_ORDER[Check.SELECTOR], i, Reason(check=Check.SELECTOR, text=_selector_text(pod, nodes[i]))))
         near = near + shown
         if not near:
             return {"nearest": [], "nearest_none": "no node is one change away: every node fails two or more checks"}
         total = len(near) - len(shown) + selector_only
         out: dict = {"nearest": [{"node": nodes[i].name,
-                                  "reason": _fit_text(pod, nodes[i], c) if r.check == "fit" else r.text}
+                                  "reason": _fit_text(pod, nodes[i], c) if r.check is Check.FIT else r.text}
                                  for _, i, r in near[:SHOWN]]}
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN

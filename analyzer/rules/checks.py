@@ -21,7 +21,7 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.rules import dra_devices
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Check, Reason
 
 # The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
 UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable
@@ -90,14 +90,14 @@ class Shortage:
 
 def check_node_name(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if pod.pin and node.name != pod.pin:
-        return Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
+        return Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
     return None
 
 
 def check_affinity(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if selector_matches(dict(pod.node_selector), pod.terms, node.labels, node.name):
         return None
-    return Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
+    return Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
                   scheduler=(AFFINITY,))
 
 
@@ -112,7 +112,7 @@ def is_cordoned(pod: PodFacts, node: NodeView) -> bool:
 
 def check_cordon(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if is_cordoned(pod, node):
-        return Reason(check="cordon", text="cordoned (spec.unschedulable)", scheduler=(UNSCHEDULABLE,))
+        return Reason(check=Check.CORDON, text="cordoned (spec.unschedulable)", scheduler=(UNSCHEDULABLE,))
     return None
 
 
@@ -120,7 +120,7 @@ def check_taint(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | Non
     """The TaintToleration filter alone (the cordon taint counts here, as in the scheduler)."""
     blocking = untolerated(node.taints, pod.tolerations)
     if blocking:
-        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking)),
+        return Reason(check=Check.TAINT, text="untolerated taint " + ", ".join(map(str, blocking)),
                       scheduler=(taint_reason(blocking[0], cluster.new_taint_wording),))
     return None
 
@@ -131,15 +131,15 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
         blocking = untolerated(node.taints, pod.tolerations, (NO_EXECUTE,))
-        return Reason(check="taint", text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
+        return Reason(check=Check.TAINT, text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
     blocking = untolerated(node.taints, pod.tolerations)
     cordon = is_cordoned(pod, node) or any(map(is_cordon_taint, blocking))
     others = [t for t in blocking if not is_cordon_taint(t)]
     if others:
         text = "untolerated taint " + ", ".join(str(t) for t in others)
-        return Reason(check="taint", text=text + (" (and cordoned)" if cordon else ""))
+        return Reason(check=Check.TAINT, text=text + (" (and cordoned)" if cordon else ""))
     if cordon:
-        return Reason(check="cordon",
+        return Reason(check=Check.CORDON,
                       text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
     return dra_devices.device_taints(pod.claims, node, cluster)
 
@@ -151,7 +151,7 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
     if missing:
         texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
                  for r in missing]
-        return Reason(check="not-advertised", text=", ".join(texts))
+        return Reason(check=Check.NOT_ADVERTISED, text=", ".join(texts))
     return dra_devices.no_devices(pod.claims, node, cluster)
 
 
@@ -168,7 +168,7 @@ def check_device_selectors(pod: PodFacts, node: NodeView, cluster: Cluster) -> R
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0 and not _served_by_dra(r, node, cluster)]
     if zero:
-        return Reason(check="zero-allocatable",
+        return Reason(check=Check.ZERO_ALLOCATABLE,
                       text=", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
     return None
 
@@ -222,7 +222,7 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     short = shortages(pod, node, cluster)
     if not short:
         return dra_devices.devices_free(pod.claims, node, cluster)
-    return Reason(check="fit", text="; ".join(
+    return Reason(check=Check.FIT, text="; ".join(
         f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
         f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
         scheduler=tuple(insufficient(s.resource) for s in short))

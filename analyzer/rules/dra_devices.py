@@ -10,7 +10,7 @@ from __future__ import annotations
 from analyzer.model.dra.outcomes import ExtendedOffer, NodeOutcome, RequestEvidence, Resolution
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Check, Reason
 
 # The scheduler's DynamicResources filter (pkg/scheduler/framework/plugins/dynamicresources): one sentence for
 # every cause, which is why this family exists.
@@ -63,12 +63,12 @@ def no_devices(claims: Resolution | None, node: NodeView, cluster: Cluster) -> R
     if o is None:
         return None
     if o.stage == "pinned":
-        return Reason(check="claim-pinned", text=f"claim {o.pinned_by} is allocated to another node",
+        return Reason(check=Check.CLAIM_PINNED, text=f"claim {o.pinned_by} is allocated to another node",
                       scheduler=(NOT_AVAILABLE,))
     if o.stage == "class":
         r = _short_request(o, "class")
         what = _names(r) if r else "a claim"
-        return Reason(check="no-devices", text=f"no ResourceSlice offers a device for {what}", scheduler=(CANNOT_ALLOCATE,))
+        return Reason(check=Check.NO_DEVICES, text=f"no ResourceSlice offers a device for {what}", scheduler=(CANNOT_ALLOCATE,))
     return None
 
 
@@ -77,13 +77,13 @@ def device_selectors(claims: Resolution | None, node: NodeView, cluster: Cluster
     if o is None or o.stage not in ("selectors", "constraints"):
         return None
     if o.stage == "constraints":
-        return Reason(check="device-constraints", text="no set of devices satisfies the claim's matchAttribute constraints",
+        return Reason(check=Check.DEVICE_CONSTRAINTS, text="no set of devices satisfies the claim's matchAttribute constraints",
                       scheduler=(CANNOT_ALLOCATE,))
     r = _short_request(o, "selectors")
     errors = "; ".join(sorted({e.error for e in r.cel_errors}))[:200] if r else ""
     text = (f"{_names(r)}: {r.left.get('class', 0)} device(s) of the class, {r.left.get('selectors', 0)} pass its "
             f"selectors, {r.needed} needed" if r else "no device passes the claim's selectors")
-    return Reason(check="device-selectors", text=text + (f" (CEL: {errors})" if errors else ""), scheduler=(CANNOT_ALLOCATE,))
+    return Reason(check=Check.DEVICE_SELECTORS, text=text + (f" (CEL: {errors})" if errors else ""), scheduler=(CANNOT_ALLOCATE,))
 
 
 def device_taints(claims: Resolution | None, node: NodeView, cluster: Cluster) -> Reason | None:
@@ -93,7 +93,7 @@ def device_taints(claims: Resolution | None, node: NodeView, cluster: Cluster) -
     r = _short_request(o, "taints")
     what = _names(r) if r else "the claim"
     tainted = _tainted(r)
-    return Reason(check="device-taint", text=f"every device that could serve {what} has an untolerated device taint"
+    return Reason(check=Check.DEVICE_TAINT, text=f"every device that could serve {what} has an untolerated device taint"
                   + (f": {tainted}" if tainted else ""), scheduler=(CANNOT_ALLOCATE,))
 
 
@@ -103,7 +103,7 @@ def devices_free(claims: Resolution | None, node: NodeView, cluster: Cluster) ->
         return None
     r = _short_request(o, "free")
     if r is None:
-        return Reason(check="devices", text="too few free devices for the claims", scheduler=(CANNOT_ALLOCATE,))
+        return Reason(check=Check.DEVICES, text="too few free devices for the claims", scheduler=(CANNOT_ALLOCATE,))
     held = ", ".join(f"{h.device} by {h.claim}" + (f" ({', '.join(h.pods)})" if h.pods else "") for h in r.holders[:3])
     if o.too_large:
         text = f"{_names(r)}: needs {r.needed}, the node has {r.left.get('taints', 0)} matching device(s) even when empty"
@@ -111,7 +111,7 @@ def devices_free(claims: Resolution | None, node: NodeView, cluster: Cluster) ->
         text = f"{_names(r)}: {r.left.get('free', 0)} of {r.left.get('taints', 0)} matching device(s) free, {r.needed} needed"
     tainted = _tainted(r)
     text += (f"; held: {held}" if held else "") + (f"; tainted: {tainted}" if tainted else "")
-    return Reason(check="devices", text=text, scheduler=(CANNOT_ALLOCATE,))
+    return Reason(check=Check.DEVICES, text=text, scheduler=(CANNOT_ALLOCATE,))
 
 
 def unknown(claims: Resolution | None, node: NodeView, cluster: Cluster) -> str | None:

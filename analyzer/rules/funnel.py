@@ -22,12 +22,12 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.funnel_result import FunnelResult, StageResult
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Check, Reason
 from analyzer.rules.checks import (AFFINITY, NODE_NAME, PodFacts, check_advertised, check_allocatable,
                                    check_device_selectors, check_fit, check_policy, check_selector)
 
 def _policy_word(removed: list[Reason]) -> str:
-    return words.CORDONED if all(r.check == "cordon" for r in removed) else words.UNTOLERATED_TAINT
+    return words.CORDONED if all(r.check is Check.CORDON for r in removed) else words.UNTOLERATED_TAINT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,8 +64,8 @@ def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> S
             removed.append((node.name, reason))
     bulk = None
     if len(possible) < len(nodes):
-        bulk = (Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,)) if pod.pin
-                else Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
+        bulk = (Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,)) if pod.pin
+                else Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
                             scheduler=(AFFINITY,)))
     return StageResult(name="selector", nodes_in=len(nodes), kept=kept, removed=removed, bulk=bulk, possible=possible)
 

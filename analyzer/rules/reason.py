@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Check(StrEnum):
+    """The checks a node can fail, named as `-o json` prints them (a str, so JSON and comparisons read it)."""
+
+    NODE_NAME = "node-name"
+    SELECTOR = "selector"
+    NOT_ADVERTISED = "not-advertised"
+    NO_DEVICES = "no-devices"
+    DEVICE_SELECTORS = "device-selectors"
+    DEVICE_CONSTRAINTS = "device-constraints"
+    CLAIM_PINNED = "claim-pinned"
+    CORDON = "cordon"
+    TAINT = "taint"
+    DEVICE_TAINT = "device-taint"
+    ZERO_ALLOCATABLE = "zero-allocatable"
+    FIT = "fit"
+    DEVICES = "devices"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reason:
     """Why one node fails one check (a funnel stage's removed node)."""
 
-    check: str  # the check that failed (selector, node-name, cordon, taint, not-advertised, devices, fit, …)
+    check: Check
     text: str  # for a person
     scheduler: tuple[str, ...] = ()  # what the scheduler writes for this node, when this is its first failure
