@@ -25,12 +25,29 @@ class Kind:
         return self.file.removesuffix(".json")
 
     @property
+    def schema_def(self) -> str:
+        """The definition its items are checked against: a custom resource's kind is qualified by its group
+        (Volcano's Job is not batch's Job)."""
+        return self.item_kind if "." not in self.name else f"{self.item_kind}.{self.group}"
+
+    @property
     def command(self) -> tuple[str, ...]:
         """The kubectl command that makes the file (as the collector runs it, without context flags)."""
         return ("kubectl", "get", self.resource, *(("-A",) if self.namespaced else ()), "-o", "json")
 
 
 DRA_GROUP = "resource.k8s.io"
+KUEUE_GROUP = "kueue.x-k8s.io"
+VOLCANO_GROUP = "scheduling.volcano.sh"
+VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+
+
+def _custom(plural: str, group: str, item_kind: str, *, namespaced: bool) -> Kind:
+    """A custom resource: collected and stored by its qualified plural (`<plural>.<group>.json`), so another
+    CRD with the same short name can never answer instead."""
+    return Kind(file=f"{plural}.{group}.json", resource=f"{plural}.{group}", group=group, item_kind=item_kind,
+                namespaced=namespaced)
+
 
 KINDS: tuple[Kind, ...] = (
     Kind(file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True),
@@ -56,12 +73,27 @@ KINDS: tuple[Kind, ...] = (
     # Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py).
     Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
          item_kind="DeviceTaintRule", namespaced=False),
+    # Queueing systems (queues.md): Kueue (v1beta2 from v0.15, v1beta1 before; both read) and Volcano;
+    # "not served" where the CRD is not installed.
+    _custom("workloads", KUEUE_GROUP, "Workload", namespaced=True),
+    _custom("localqueues", KUEUE_GROUP, "LocalQueue", namespaced=True),
+    _custom("clusterqueues", KUEUE_GROUP, "ClusterQueue", namespaced=False),
+    _custom("resourceflavors", KUEUE_GROUP, "ResourceFlavor", namespaced=False),
+    _custom("cohorts", KUEUE_GROUP, "Cohort", namespaced=False),
+    _custom("admissionchecks", KUEUE_GROUP, "AdmissionCheck", namespaced=False),
+    _custom("podgroups", VOLCANO_GROUP, "PodGroup", namespaced=True),
+    _custom("queues", VOLCANO_GROUP, "Queue", namespaced=False),
+    _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True),
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
 DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
+KUEUE: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == KUEUE_GROUP)
+VOLCANO: tuple[str, ...] = tuple(k.name for k in KINDS if k.group in (VOLCANO_GROUP, VOLCANO_BATCH_GROUP))
+# Groups a supported cluster may not serve at all (an older server, a CRD not installed): "not served" there.
+MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP)
 
 MANIFEST = "manifest.json"
 VERSION = "version.json"
