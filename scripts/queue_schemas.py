@@ -14,10 +14,10 @@ VOLCANO = "scheduling.volcano.sh"
 VOLCANO_BATCH = "batch.volcano.sh"
 
 
-def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:  # noqa: N803 (schema constants)
+def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:
     meta, nsmeta, quantity = ref("objectMeta"), ref("namespacedMeta"), ref("quantity")
-    NAME = {"type": "string", "minLength": 1}  # noqa: N806 (a schema constant)
-    COUNT = {"type": "integer", "minimum": 0}  # noqa: N806
+    NAME = {"type": "string", "minLength": 1}
+    COUNT = {"type": "integer", "minimum": 0}
     condition = {"type": "object", "required": ["type", "status"],
                  "properties": {"type": STR, "status": STR, "reason": STR, "message": STR}}
     status_conditions = {"conditions": arr(condition)}

@@ -22,7 +22,7 @@ from analyzer.model.quantity import parse, scheduler_units
 
 from helpers import run_cli
 
-from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG, MAY_BE_UNSERVED
+from analyzer.bundle.catalog import KINDS as CATALOG, MAY_BE_UNSERVED
 
 REPO = Path(__file__).resolve().parents[1]
 GENERATOR = REPO / "scripts" / "generate_bundle.py"

@@ -10,9 +10,10 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers import RECORDINGS
+
 from analyzer import words as w
 from analyzer.pipeline import Options, analyse
-from helpers import RECORDINGS
 
 QUOTA = RECORDINGS / "quota-exhausted-now-v1.36"
 MISSING_CQ = RECORDINGS / "clusterqueue-missing-v1.36"

@@ -28,13 +28,13 @@ class Reserved:
 @dataclass(kw_only=True)
 class _Node:
     name: str
-    parent: "_Node | None" = None
+    parent: _Node | None = None
     nominal: dict[FR, int] = field(default_factory=dict)
     borrowing: dict[FR, int] = field(default_factory=dict)
     lending: dict[FR, int] = field(default_factory=dict)
     subtree: dict[FR, int] = field(default_factory=dict)
     usage: dict[FR, int] = field(default_factory=dict)
-    children: list["_Node"] = field(default_factory=list)
+    children: list[_Node] = field(default_factory=list)
 
     def local_quota(self, fr: FR) -> int:
         if fr in self.lending:

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analyzer.model.matching import BLOCKING_EFFECTS, Taint, selector_matches, tolerated, tolerations_of
+from analyzer.model.matching import (
+    BLOCKING_EFFECTS,
+    Taint,
+    selector_matches,
+    tolerated,
+    tolerations_of,
+)
 from analyzer.model.quantity import format_units
 from analyzer.model.queue_quota import QuotaTree
 from analyzer.model.queues import ClusterQueue, Flavor, PodSet, Workload

@@ -15,6 +15,7 @@ from analyzer.model.views import Cluster
 from analyzer.model.volcano import PodGroup
 from analyzer.rules.case import Case, Decision
 
+
 def _group(case: Case, world: QueueWorld) -> PodGroup | None:
     t = case.target
     if t.workload:

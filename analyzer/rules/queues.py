@@ -14,10 +14,16 @@ Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg
 from __future__ import annotations
 
 from analyzer import words
+from analyzer.model.quantity import format_units
 from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QueueWorld
-from analyzer.model.queues import ADMISSION_GATE, CHECKS, COHORTS, KUEUE_GROUP_PREFIX, Workload
-from analyzer.model.quantity import format_units
+from analyzer.model.queues import (
+    ADMISSION_GATE,
+    CHECKS,
+    COHORTS,
+    KUEUE_GROUP_PREFIX,
+    Workload,
+)
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.queue_flavors import PodSetOutcome, assign
 from analyzer.rules.queue_volcano import gang, volcano_decide
