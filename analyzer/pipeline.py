@@ -23,6 +23,7 @@ from analyzer.model.events import EVENT_REASONS
 from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
 from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
+from analyzer.targets.queued import queued_owners
 from analyzer.model.target import Target
 from analyzer.verdict import Verdict
 
@@ -97,6 +98,13 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     return kept
 
 
+def _owners(loaded: Loaded, cluster: Cluster) -> list[Target]:
+    """Refused owners, then owners a queue holds (one target per owner: a refusal is the older story)."""
+    refused = owner_refusals(loaded)
+    keys = {t.key for t in refused}
+    return refused + [t for t in queued_owners(loaded, cluster.queues) if t.key not in keys]
+
+
 def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                   keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None,
                   pod_states: bool = False) -> tuple[Loaded, PodsIndex]:
@@ -132,7 +140,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
             cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = []
-            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_refusals(loaded)
+            extra = _merge_attempts(cluster, stored.targets, given, notes) + _owners(loaded, cluster)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)
             if classify:

@@ -79,9 +79,24 @@ KINDS = [
     Kind("deviceclasses.json", "deviceclasses." + DRA_GROUP, DRA_GROUP, False, False),
     Kind("devicetaintrules.json", "devicetaintrules." + DRA_GROUP, DRA_GROUP, False, False),
 ]
+# Queueing systems (shared/spec/queues.md): custom resources, collected and
+# stored by their qualified plural (<plural>.<group>.json); "not-served" where
+# the CRD is not installed.
+KUEUE_GROUP = "kueue.x-k8s.io"
+VOLCANO_GROUP = "scheduling.volcano.sh"
+VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+for _plural, _group, _namespaced in (
+        ("workloads", KUEUE_GROUP, True), ("localqueues", KUEUE_GROUP, True),
+        ("clusterqueues", KUEUE_GROUP, False), ("resourceflavors", KUEUE_GROUP, False),
+        ("cohorts", KUEUE_GROUP, False), ("admissionchecks", KUEUE_GROUP, False),
+        ("podgroups", VOLCANO_GROUP, True), ("queues", VOLCANO_GROUP, False),
+        ("jobs", VOLCANO_BATCH_GROUP, True)):
+    KINDS.append(Kind("%s.%s.json" % (_plural, _group), "%s.%s" % (_plural, _group), _group,
+                      _namespaced, False))
 # Groups an older (or differently configured) supported server may not serve
-# at all: their kinds are "not-served" there, which is not a failure.
-MAY_BE_UNSERVED = (DRA_GROUP,)
+# at all (or a CRD not installed): their kinds are "not-served" there, which
+# is not a failure.
+MAY_BE_UNSERVED = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP)
 # kubectl's words for a resource type discovery does not know
 # (cli-runtime pkg/resource/builder.go mappingFor: `the server doesn't have a
 # resource type %q` with groupResource.Resource, i.e. the unqualified plural;
@@ -117,6 +132,10 @@ what it writes:
     deviceclasses.json devicetaintrules.json   (DRA, resource.k8s.io; a
                     cluster that does not serve them: "not-served" in the
                     manifest, no file, not a failure)
+    workloads.kueue.x-k8s.io.json localqueues.kueue.x-k8s.io.json ...
+    podgroups.scheduling.volcano.sh.json queues.scheduling.volcano.sh.json
+    jobs.batch.volcano.sh.json   (queueing systems, by qualified name;
+                    "not-served" where the CRD is not installed)
     attempts/NN-<name>.json               one per --manifest
   The directory appears under its final name only when complete.
 

@@ -333,11 +333,16 @@ from dra_schemas import dra_defs  # noqa: E402  (a developer script beside this 
 
 DEFS.update(dra_defs(STR, INT, BOOL, STRMAP, ref, arr))
 
+# Queueing systems (queues.md): Kueue v1beta2 and v1beta1, Volcano; keyed by kind and group.
+from queue_schemas import queue_defs  # noqa: E402  (a developer script beside this one)
+
+DEFS.update(queue_defs(STR, INT, BOOL, STRMAP, ref, arr))
+
 # The files come from the one kinds catalog; the command is the one the collector runs.
-LISTS = {k.name: (k.item_kind, " ".join(k.command)) for k in KINDS}
+LISTS = {k.name: (k.item_kind, k.schema_def, " ".join(k.command)) for k in KINDS}
 
 
-def list_schema(name: str, kind: str, command: str) -> dict:
+def list_schema(name: str, kind: str, definition: str, command: str) -> dict:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{BASE}{name}.schema.json",
@@ -348,7 +353,7 @@ def list_schema(name: str, kind: str, command: str) -> dict:
         "properties": {
             "kind": {"enum": ["List", f"{kind}List"]},
             "apiVersion": STR,
-            "items": arr(ref(kind)),
+            "items": arr(ref(definition)),
         },
     }
 
@@ -363,8 +368,8 @@ def main() -> None:
             "$defs": DEFS,
         }
     }
-    for name, (kind, command) in LISTS.items():
-        files[name] = list_schema(name, kind, command)
+    for name, (kind, definition, command) in LISTS.items():
+        files[name] = list_schema(name, kind, definition, command)
     files["version"] = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"{BASE}version.schema.json",

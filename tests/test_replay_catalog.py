@@ -17,7 +17,8 @@ from test_replay import kubectl, serving  # noqa: F401  (the fixture and the one
 
 # Real objects of every kind: the DRA recording first, then the lab's and the autoscaler recording's (its
 # ReplicaSets, Jobs, StatefulSets and DaemonSets).
-SOURCES = (RECORDINGS / "dra-exhausted-v1.36", RECORDINGS / "lab-seven-states-v1.36", RECORDINGS / "ca-scale-up-in-flight-v1.36")
+SOURCES = tuple(RECORDINGS / name for name in ("dra-exhausted-v1.36", "lab-seven-states-v1.36", "ca-scale-up-in-flight-v1.36",
+                                               "quota-exhausted-now-v1.36"))
 
 
 def _rule() -> dict:
@@ -40,6 +41,9 @@ def _every_kind(tmp: Path) -> Path:
         full = [f for f in files if json.loads(f.read_text())["items"]]
         if full or files:
             shutil.copy((full or files)[0], root / kind.file)  # no recording has a StatefulSet: served empty
+        else:  # nor any Volcano object: an empty List, as kubectl writes one, is served as such
+            (root / kind.file).write_text(json.dumps({"apiVersion": "v1", "items": [], "kind": "List",
+                                                      "metadata": {"resourceVersion": ""}}))
     shutil.copy(SOURCES[0] / "version.json", root / "version.json")
     (root / "devicetaintrules.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_rule()]}))
     return root

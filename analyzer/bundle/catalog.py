@@ -34,12 +34,29 @@ class Kind:
         return self.file.removesuffix(".json")
 
     @property
+    def schema_def(self) -> str:
+        """The definition its items are checked against: a custom resource's kind is qualified by its group
+        (Volcano's Job is not batch's Job)."""
+        return self.item_kind if "." not in self.name else f"{self.item_kind}.{self.group}"
+
+    @property
     def command(self) -> tuple[str, ...]:
         """The kubectl command that makes the file (as the collector runs it, without context flags)."""
         return ("kubectl", "get", self.resource, *(("-A",) if self.namespaced else ()), "-o", "json")
 
 
 DRA_GROUP = "resource.k8s.io"
+KUEUE_GROUP = "kueue.x-k8s.io"
+VOLCANO_GROUP = "scheduling.volcano.sh"
+VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+
+
+def _custom(plural: str, group: str, item_kind: str, *, namespaced: bool, version: str) -> Kind:
+    """A custom resource: collected and stored by its qualified plural (`<plural>.<group>.json`), so another
+    CRD with the same short name can never answer instead."""
+    return Kind(file=f"{plural}.{group}.json", resource=f"{plural}.{group}", group=group, item_kind=item_kind,
+                namespaced=namespaced, version=version)
+
 
 CLAIMS = "claims"  # needed_by: the DRA rules (a pod with resource claims)
 
@@ -91,10 +108,24 @@ DEVICETAINTRULES = Kind(
     file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
     item_kind="DeviceTaintRule", namespaced=False, version="v1beta2")
 
+# Queueing systems (queues.md): Kueue (v1beta2 from v0.15, v1beta1 before; both read) and Volcano;
+# "not served" where the CRD is not installed.
+WORKLOADS = _custom("workloads", KUEUE_GROUP, "Workload", namespaced=True, version="v1beta2")
+LOCALQUEUES = _custom("localqueues", KUEUE_GROUP, "LocalQueue", namespaced=True, version="v1beta2")
+CLUSTERQUEUES = _custom("clusterqueues", KUEUE_GROUP, "ClusterQueue", namespaced=False, version="v1beta2")
+RESOURCEFLAVORS = _custom("resourceflavors", KUEUE_GROUP, "ResourceFlavor", namespaced=False, version="v1beta2")
+COHORTS = _custom("cohorts", KUEUE_GROUP, "Cohort", namespaced=False, version="v1beta2")
+ADMISSIONCHECKS = _custom("admissionchecks", KUEUE_GROUP, "AdmissionCheck", namespaced=False, version="v1beta2")
+PODGROUPS = _custom("podgroups", VOLCANO_GROUP, "PodGroup", namespaced=True, version="v1beta1")
+VOLCANO_QUEUES = _custom("queues", VOLCANO_GROUP, "Queue", namespaced=False, version="v1beta1")
+VOLCANO_JOBS = _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True, version="v1alpha1")
+
 # The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (
     PODS, NODES, RESOURCEQUOTAS, RUNTIMECLASSES, EVENTS, REPLICASETS, JOBS, STATEFULSETS, DAEMONSETS, NAMESPACES,
     RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES, DEVICECLASSES, DEVICETAINTRULES,
+    WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS,
+    PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
@@ -103,6 +134,11 @@ REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
 DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
 NEEDED_BY_CLAIMS: tuple[str, ...] = tuple(k.name for k in KINDS if k.needed_by == CLAIMS)
 OWNERS: dict[str, str] = {k.item_kind: k.name for k in KINDS if k.owns_pods}  # controller kind -> its kind name
+
+KUEUE: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == KUEUE_GROUP)
+VOLCANO: tuple[str, ...] = tuple(k.name for k in KINDS if k.group in (VOLCANO_GROUP, VOLCANO_BATCH_GROUP))
+# Groups a supported cluster may not serve at all (an older server, a CRD not installed): "not served" there.
+MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP)
 
 
 def file_of(name: str) -> str:

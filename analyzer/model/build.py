@@ -27,6 +27,7 @@ from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
 from analyzer.model.nodes import InvalidNode, NodeView, ready_of
 from analyzer.kube import TERMINATED
+from analyzer.model.queue_world import build_queues, queue_hints
 from analyzer.model.views import Cluster, Findings, Holder
 from analyzer.model.target import Target
 
@@ -187,7 +188,8 @@ class PodsIndex:
             self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status, controller=_controller(meta))
+                            phase=phase, node_name=node, status=status, controller=_controller(meta),
+                            queue_hints=queue_hints(meta))
             if is_target:
                 self.targets.append(target)
             else:
@@ -341,7 +343,10 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     dra = build_dra(loaded, nodes) if nodes is not None else None
     if dra is not None:
         findings.items.extend(dra.findings)
-    return Cluster(dra=dra, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+    queues = build_queues(loaded)
+    for file, path, found in queues.findings:
+        findings.add(file, [(path, "quantities the queue can use", found)])
+    return Cluster(dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,

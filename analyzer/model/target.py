@@ -34,6 +34,8 @@ class Target:
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals
     invalid: list[Violation] = field(default_factory=list)
     controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
+    queue_hints: dict[str, str] = field(default_factory=dict)  # Kueue's queue-name label, Volcano's PodGroup
+    workload: str = ""  # a queue target's Kueue Workload or Volcano PodGroup (namespace/name)
 
     @property
     def key(self) -> str:

@@ -17,6 +17,7 @@ from analyzer.model.target import Target
 if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
+    from analyzer.model.queue_world import QueueWorld
 
 
 
@@ -78,6 +79,7 @@ class Cluster:
     node_index: "NodeIndex | None" = None  # nodes by name and label for the selector stage (None without nodes)
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
+    queues: "QueueWorld | None" = None  # Kueue and Volcano (queues.md)
 
     @property
     def new_taint_wording(self) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from analyzer.replay.kinds import BY_RESOURCE, KINDS
+from analyzer.replay.kinds import KINDS
 from analyzer.replay.selectors import SelectorError, fields_match, labels_match, parse_fields, parse_labels
 from analyzer.replay.store import Served, Store
 from analyzer.replay.tables import TABLES, cells, column_definitions
@@ -60,8 +60,10 @@ class Api:
         self.store = store
         self.now = store.collected
         self._group_versions: dict[str, list[Served]] = {}
+        self._by_path: dict[tuple[str, str], Served] = {}  # (group/version, plural) -> what it serves
         for s in store.served.values():
             self._group_versions.setdefault(s.group_version, []).append(s)
+            self._by_path[(s.group_version, s.kind.resource)] = s
 
     # -- entry ---------------------------------------------------------------------------
     def handle(self, req: Request) -> Reply:
@@ -106,10 +108,13 @@ class Api:
                             "cluster and is refused (run it against the live cluster)",
                             {"causes": [{"reason": "MethodNotAllowed", "message": f"{req.method} is not allowed"}]})
 
-    def _not_collected(self, resource: str, path: str) -> Reply:
-        why = self.store.missing.get(resource)
+    def _not_collected(self, gv: str, resource: str, path: str) -> Reply:
+        group = gv.rpartition("/")[0] if "/" in gv else ""
+        kind = next((k for k in KINDS if k.resource == resource and k.group == group), None)
+        why = self.store.missing.get(kind.name) if kind is not None else None
         if why is None:
-            why = f"{resource}.json was not collected: gpu-triage bundles hold only " + ", ".join(k.resource for k in KINDS)
+            qualified = f"{resource}.{group}" if group else resource
+            why = f"{qualified}.json was not collected: gpu-triage bundles hold only " + ", ".join(k.name for k in KINDS)
         served = ", ".join(sorted(self.store.served))
         return status_reply(404, "NotFound", f"{path}: {why}; this bundle serves {served}",
                             {"kind": resource})
@@ -132,7 +137,9 @@ class Api:
         return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": vs, "preferredVersion": vs[0]}
 
     def _group_list(self) -> Reply:
-        groups = sorted({gv.split("/", 1)[0] for gv in self._group_versions if "/" in gv})
+        # In the catalog's order, built-in groups before custom resources, as a real server ranks them: kubectl
+        # takes the first group that has a resource, so `kubectl get jobs` means batch's Jobs, not Volcano's.
+        groups = list(dict.fromkeys(gv.split("/", 1)[0] for gv in self._group_versions if "/" in gv))
         return _json(200, {"kind": "APIGroupList", "apiVersion": "v1",
                            "groups": [d for g in groups if (d := self._group_doc(g))]})
 
@@ -191,10 +198,10 @@ class Api:
         if rest[0] == "namespaces" and len(rest) >= 3:
             namespace, rest = rest[1], rest[2:]
         resource, name, sub = rest[0], (rest[1] if len(rest) > 1 else ""), rest[2:]
-        kind = BY_RESOURCE.get(resource)
-        served = self.store.served.get(resource)
-        if served is None or kind is None or served.group_version != gv:
-            return self._not_collected(resource, req.path)
+        served = self._by_path.get((gv, resource))
+        if served is None:
+            return self._not_collected(gv, resource, req.path)
+        kind = served.kind
         if sub:
             return status_reply(404, "NotFound", f"{req.path}: the {'/'.join(sub)} subresource is not in a bundle "
                                 "(only the objects kubectl get -o json returned were collected)")
@@ -217,7 +224,7 @@ class Api:
         q = req.query
         try:
             label_terms = parse_labels(q.get("labelSelector", ""))
-            field_terms = parse_fields(q.get("fieldSelector", ""), served.kind.resource)
+            field_terms = parse_fields(q.get("fieldSelector", ""), served.kind.name)
         except SelectorError as exc:
             return status_reply(400, "BadRequest", str(exc))
         items = [it for it in served.items
@@ -251,7 +258,7 @@ class Api:
 
     def _table(self, served: Served, items: list[dict], req: Request, *, meta: dict | None = None,
                rv: str | None = None) -> dict:
-        resource = served.kind.resource
+        resource = served.kind.name
         include = req.query.get("includeObject", "Metadata")
         rows = []
         for it in items:

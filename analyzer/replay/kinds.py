@@ -31,4 +31,3 @@ KINDS: tuple[Kind, ...] = tuple(
          namespaced=c.namespaced, short_names=c.short_names, categories=c.categories)
     for c in CATALOG)
 
-BY_RESOURCE: dict[str, Kind] = {k.resource: k for k in KINDS}

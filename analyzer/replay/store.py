@@ -38,8 +38,8 @@ class Store:
     label: str
     collected: datetime
     collected_from: str  # where the collection time came from, said to the person
-    served: dict[str, Served]
-    missing: dict[str, str]  # resource -> why it is not served
+    served: dict[str, Served]  # by the catalog's name of the kind (jobs and jobs.batch.volcano.sh are two)
+    missing: dict[str, str]  # kind name -> why it is not served
     version: dict | None
     warnings: list[str] = field(default_factory=list)
 
@@ -115,16 +115,16 @@ def load_store(path: str | Path) -> Store:
         for kind in KINDS:
             failed = bundle.failed.get(kind.name)
             if failed is not None:
-                missing[kind.resource] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
+                missing[kind.name] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
                 continue
             if not bundle.has(kind.file):
-                missing[kind.resource] = f"{kind.file} was not collected in this bundle"
+                missing[kind.name] = f"{kind.file} was not collected in this bundle"
                 continue
             try:
-                served[kind.resource] = _load_kind(kind, read_raw_list(bundle, kind.file), warnings)
+                served[kind.name] = _load_kind(kind, read_raw_list(bundle, kind.file), warnings)
             except BundleError as exc:
                 warnings.append(f"{exc}; {kind.resource} not served")
-                missing[kind.resource] = f"{exc}; {kind.resource} are not served"
+                missing[kind.name] = f"{exc}; {kind.resource} are not served"
         version = None
         if bundle.has(VERSION):
             try:

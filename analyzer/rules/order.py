@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analyzer import words as w
-from analyzer.rules import admission, dra, funnel, intent, readable, rest
+from analyzer.rules import admission, dra, funnel, intent, queues, readable, rest
 from analyzer.rules.case import Case, Decision
 
 
@@ -30,11 +30,15 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="1-2", words=(w.NO_RUNTIMECLASS, w.QUOTA_EXCEEDED), decide=admission.decide),
     Rule(rows="2", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
     Rule(rows="3", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
+    # A queue holds it (Kueue, Volcano). Every flavor ruled out by the pod's selector or tolerations gives the
+    # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
+    Rule(rows="4-6", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
     Rule(rows="6", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     Rule(rows="10", words=(w.NODE_SIDE,), decide=intent.node_side),
     Rule(rows="11-12", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="15-25", words=tuple(s.word for s in funnel.STAGES[:3]) + (w.CORDONED,) +
          tuple(s.word for s in funnel.STAGES[3:]), decide=funnel.decide),
+    Rule(rows="25", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
     Rule(rows="28-29", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )
 

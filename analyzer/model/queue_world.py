@@ -1,0 +1,40 @@
+"""The queueing systems' records together (queues.md): Kueue with its quota tree, and Volcano. Built once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.bundle.validation import Loaded
+from analyzer.model.queue_quota import QuotaTree, reservations
+from analyzer.model.queues import Kueue, build_kueue
+from analyzer.model.volcano import Volcano, build_volcano, group_name
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueWorld:
+    kueue: Kueue
+    tree: QuotaTree
+    volcano: Volcano
+
+    @property
+    def findings(self) -> list[tuple[str, str, str]]:
+        return self.kueue.findings + self.volcano.findings
+
+
+def build_queues(loaded: Loaded) -> QueueWorld:
+    kueue = build_kueue(loaded)
+    return QueueWorld(kueue=kueue, tree=QuotaTree(kueue, reservations(kueue)), volcano=build_volcano(loaded))
+
+
+def queue_hints(meta: dict) -> dict[str, str]:
+    """What a pod says about the queue that holds it: Kueue's queue-name label, Volcano's PodGroup annotation."""
+    out = {}
+    label = (meta.get("labels") or {}).get(QUEUE_LABEL)
+    if isinstance(label, str):
+        out["queue-name"] = label
+    group = group_name(meta.get("annotations") or {})
+    if group:
+        out["group-name"] = group
+    return out

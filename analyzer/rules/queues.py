@@ -1,0 +1,176 @@
+"""Rows 4-6 of causes.md v3 for what a queue holds (queues.md): Kueue and Volcano.
+
+4 queue-misconfigured: the queue can never admit it (LocalQueue / ClusterQueue / Volcano Queue missing,
+  stopped, Closed, inactive, a cohort cycle, a resource no group covers);
+5 queue-quota: the flavor assigner finds no flavor with room now (too-large: not even with the queue empty);
+  every flavor ruled out by the pod's selector or tolerations answers selector-mismatch / untolerated-taint;
+6 scheduling-gated: quota reserved and admission checks pending, or a Kueue gate without Kueue's files.
+An admitted workload passes on: its pods meet the scheduler's rows. After the funnel, `gang` answers
+`exhausted` for a Volcano PodGroup whose minMember pods do not fit at once.
+Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg/cache/scheduler/clusterqueue.go
+(inactiveReason); Volcano's: pkg/scheduler/plugins/capacity/capacity.go, plugins/gang/gang.go (v1.15).
+"""
+
+from __future__ import annotations
+
+from analyzer import words
+from analyzer.model.quantity import format_units
+from analyzer.model.queue_quota import admitted
+from analyzer.model.queue_world import QueueWorld
+from analyzer.model.queues import (
+    ADMISSION_GATE,
+    CHECKS,
+    COHORTS,
+    KUEUE_GROUP_PREFIX,
+    Workload,
+)
+from analyzer.rules.case import Case, Decision
+from analyzer.rules.queue_flavors import PodSetOutcome, assign
+from analyzer.rules.queue_volcano import gang, volcano_decide
+
+MAX_HOLDERS = 20
+__all__ = ["decide", "gang"]
+
+
+def _gated(spec: dict | None) -> bool:
+    return any(str(g.get("name", "")).startswith(KUEUE_GROUP_PREFIX) for g in (spec or {}).get("schedulingGates") or ())
+
+
+def _workload(case: Case, world: QueueWorld) -> Workload | None:
+    t = case.target
+    if t.workload:
+        ns, _, name = t.workload.partition("/")
+        return next((w for w in world.kueue.workloads if w.namespace == ns and w.name == name), None)
+    if t.kind == "Pod":
+        return world.kueue.workload_of(t.namespace, "Pod", t.name)
+    return None
+
+
+def decide(case: Case) -> Decision | None:
+    t, world = case.target, case.cluster.queues
+    if world is None:
+        return None
+    if t.kind == "Pod" and t.queue_hints.get("group-name") or t.kind.endswith(".batch.volcano.sh"):
+        return volcano_decide(case, world)
+    held = _gated(case.spec) or bool(t.queue_hints.get("queue-name")) or bool(t.workload)
+    if not held:
+        return None
+    k = world.kueue
+    needed = [kind for kind in k.missing if kind not in (COHORTS, CHECKS)]
+    if needed:
+        if not _gated(case.spec) and t.kind == "Pod":
+            return None  # a queue-name label without the gate: Kueue does not hold it
+        case.evidence["missing"] = [f"{kind}.json" for kind in needed]
+        return Decision(word=words.SCHEDULING_GATED,
+                        reason=f"held by Kueue ({ADMISSION_GATE}), but the bundle lacks Kueue's objects: "
+                               + "; ".join(k.missing[kind] for kind in needed))
+    w = _workload(case, world)
+    queue_name = w.queue if w is not None else t.queue_hints.get("queue-name", "")
+    ev: dict = {"system": "Kueue", "workload": w.key if w else None, "localQueue": f"{t.namespace}/{queue_name}"}
+    case.evidence["queue"] = ev
+    if w is not None:
+        said = w.conditions.get("QuotaReserved")
+        if said is not None and said.status != "True":
+            ev["kueue_said"] = {"condition": "QuotaReserved", "reason": said.reason, "message": said.message}
+    lq = k.local_queues.get((t.namespace, queue_name))
+    if lq is None:
+        return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist")
+    if lq.stop_policy != "None":
+        return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})")
+    ev["clusterQueue"] = lq.cluster_queue
+    cq = k.cluster_queues.get(lq.cluster_queue)
+    if cq is None:
+        return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist")
+    problems = []
+    if cq.stop_policy != "None":
+        problems.append("is stopped")
+    missing_flavors = [f for f in cq.flavor_names() if f not in k.flavors]
+    if missing_flavors:
+        problems.append("references missing ResourceFlavor(s): " + ",".join(missing_flavors))
+    missing_checks = [c for c, _ in cq.checks if c not in k.admission_checks]
+    if missing_checks and CHECKS not in k.missing:
+        problems.append("references missing AdmissionCheck(s): " + ",".join(missing_checks))
+    if problems:
+        ev["clusterQueue_said"] = cq.active.message if cq.active else None
+        return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.")
+    cycle = world.tree.cycles.get(cq.cohort)
+    if cycle:
+        ev["cohort"] = cycle
+        return _misconfigured(ev, f"ClusterQueue {cq.name}'s cohort {cq.cohort} has a cycle of parents "
+                                  f"({' -> '.join(cycle)}): Kueue admits nothing in it")
+    ev["cohort"] = world.tree.chain(cq)
+    if w is None:
+        return Decision(word=words.SCHEDULING_GATED, reason=f"Kueue has made no Workload for it yet (queue {queue_name})")
+    if not w.active:
+        return Decision(word=words.SCHEDULING_GATED, reason=f"Workload {w.key} is deactivated (spec.active false)")
+    if w.holds("QuotaReserved"):
+        if admitted(w):
+            return None  # admitted: the scheduler's rows judge its pods
+        pending = [c for c in w.checks if c[1] != "Ready"]
+        ev["admissionChecks"] = [{"name": n, "state": s, "message": m} for n, s, m in w.checks]
+        return Decision(word=words.SCHEDULING_GATED,
+                        reason=f"quota reserved in ClusterQueue {w.cluster_queue or cq.name}; waiting for admission "
+                               f"check(s) " + ", ".join(f"{n} ({s or 'Pending'})" for n, s, _ in pending or w.checks))
+    outcomes = assign(w, cq, k.flavors, world.tree)
+    failed = next((o for o in outcomes if o.failed), None)
+    if failed is None:
+        ev["rebuilt"] = None
+        return None  # by the bundle the queue would admit it now: Kueue has not yet; later rows judge it
+    return _quota_decision(ev, failed, world)
+
+
+def _misconfigured(ev: dict, rebuilt: str) -> Decision:
+    ev["rebuilt"] = rebuilt
+    _compare(ev)
+    return Decision(word=words.QUEUE_MISCONFIGURED, reason=rebuilt)
+
+
+def _compare(ev: dict) -> None:
+    said = (ev.get("kueue_said") or {}).get("message")
+    if said is not None:
+        ev["agrees"] = said == ev["rebuilt"] or said in ev["rebuilt"] or ev["rebuilt"].startswith(said)
+
+
+def _quota_decision(ev: dict, ps: PodSetOutcome, world: QueueWorld) -> Decision:
+    ev["asked"] = {r: format_units(r, v) for r, v in ps.asked.items()}
+    ev["podSet"] = ps.name
+    ev["rebuilt"] = ps.message()
+    _compare(ev)
+    if ps.uncovered:
+        return Decision(word=words.QUEUE_MISCONFIGURED, reason=ev["rebuilt"])
+    ev["flavors"] = [_flavor_evidence(t, ev.get("clusterQueue", ""), world) for t in ps.tries]
+    if ps.tries and all(t.ruled_out for t in ps.tries):
+        names = ", ".join(t.flavor for t in ps.tries)
+        if not any(t.selector_ok for t in ps.tries):
+            return Decision(word=words.SELECTOR_MISMATCH,
+                            reason=f"no ResourceFlavor of the queue matches the pod's nodeSelector/affinity "
+                                   f"(flavor {names}): fix the selector or the flavor's nodeLabels")
+        taints = "; ".join(f"{t.flavor}: {t.taint}" for t in ps.tries if t.taint)
+        return Decision(word=words.UNTOLERATED_TAINT,
+                        reason=f"every ResourceFlavor of the queue has a nodeTaint the pod does not tolerate ({taints})")
+    tried = [t for t in ps.tries if not t.ruled_out]
+    too_large = all(any(r.problem == "too-large" for r in t.resources) for t in tried)
+    ev["too_large"] = too_large
+    head = "more than the queue can ever give (too-large): " if too_large else "the queue's free quota is short now: "
+    return Decision(word=words.QUEUE_QUOTA, reason=head + ev["rebuilt"])
+
+
+def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
+    out: dict = {"flavor": t.flavor}
+    if t.ruled_out:
+        out["ruled_out"] = t.reasons[0] if t.reasons else ""
+        return out
+    reserved = world.tree.reserved.get(cq, {})
+    rows = []
+    for r in t.resources:
+        holders = reserved[(t.flavor, r.resource)].workloads if (t.flavor, r.resource) in reserved else ()
+        rows.append({"resource": r.resource, "asked": format_units(r.resource, r.asked),
+                     "nominal": format_units(r.resource, r.nominal),
+                     "borrowing_limit": None if r.borrowing_limit is None else format_units(r.resource, r.borrowing_limit),
+                     "reserved": format_units(r.resource, r.reserved), "free": format_units(r.resource, r.free),
+                     "most": format_units(r.resource, r.most), "short": r.problem or None,
+                     "reserved_by": [f"{name} ({format_units(r.resource, u)})" for name, u in holders[:MAX_HOLDERS]],
+                     "reserved_by_more": max(0, len(holders) - MAX_HOLDERS)})
+    out["resources"] = rows
+    return out
+

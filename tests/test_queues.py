@@ -1,0 +1,297 @@
+"""Queues (causes.md v3 rows 4-6, queues.md): Kueue and Volcano, on the recordings made with a real Kueue
+v0.19.2 (tests/data/recordings/quota-exhausted-now-v1.36, clusterqueue-missing-v1.36) and copies of their
+objects changed only where a case needs. Kueue's rules: pkg/scheduler/flavorassigner/flavorassigner.go,
+pkg/cache/scheduler/resource_node.go, pkg/controller/core/workload_controller.go; Volcano's:
+pkg/scheduler/plugins/capacity/capacity.go, plugins/gang/gang.go."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from helpers import RECORDINGS
+
+from analyzer import words as w
+from analyzer.pipeline import Options, analyse
+
+QUOTA = RECORDINGS / "quota-exhausted-now-v1.36"
+MISSING_CQ = RECORDINGS / "clusterqueue-missing-v1.36"
+WL = "workloads.kueue.x-k8s.io.json"
+CQ = "clusterqueues.kueue.x-k8s.io.json"
+LQ = "localqueues.kueue.x-k8s.io.json"
+RF = "resourceflavors.kueue.x-k8s.io.json"
+COHORTS = "cohorts.kueue.x-k8s.io.json"
+CHECKS = "admissionchecks.kueue.x-k8s.io.json"
+PENDING = "team-a/train-resnet50"
+
+
+def copy(tmp_path: Path, src: Path = QUOTA) -> Path:
+    dest = tmp_path / src.name
+    shutil.copytree(src, dest)
+    return dest
+
+
+def edit(root: Path, name: str, change) -> None:
+    doc = json.loads((root / name).read_text())
+    change(doc["items"])
+    (root / name).write_text(json.dumps(doc, indent=4))
+
+
+def verdicts(root: Path) -> dict:
+    a = analyse(root, Options())
+    return {v.key: v for v in a.verdicts}
+
+
+def pending_workload(items: list) -> dict:
+    return next(i for i in items if i["metadata"]["name"].startswith("pod-train-resnet50"))
+
+
+# -- the recordings -------------------------------------------------------------------------------------------
+
+def test_quota_taken_by_admitted_workloads_is_queue_quota_though_nodes_have_free_gpus():
+    v = verdicts(QUOTA)[PENDING]
+    assert v.word == w.QUEUE_QUOTA
+    q = v.evidence["queue"]
+    assert q["clusterQueue"] == "gpu-cluster-queue" and q["localQueue"] == "team-a/team-a-queue" and not q["too_large"]
+    # Kueue's own condition message, rebuilt from the objects, word for word.
+    assert q["rebuilt"] == q["kueue_said"]["message"] == (
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more needed")
+    assert q["agrees"] is True
+    gpu = next(r for r in q["flavors"][0]["resources"] if r["resource"] == "nvidia.com/gpu")
+    assert (gpu["nominal"], gpu["reserved"], gpu["free"], gpu["asked"]) == ("8", "8", "0", "4")
+    assert gpu["reserved_by"] == ["team-a/job-sweep-lr-1e4-bb5d7 (4)", "team-a/job-sweep-lr-3e4-b7662 (4)"]
+
+
+def test_clusterqueue_that_does_not_exist_and_the_suspended_job_with_no_pods():
+    got = verdicts(MISSING_CQ)
+    assert got["team-a/eval-llama-8b"].word == w.QUEUE_MISCONFIGURED
+    job = got["team-a/job/finetune-llama-8b"]  # a suspended Job: no pods at all, answered per owner
+    assert job.word == w.QUEUE_MISCONFIGURED and job.target.owner["suspended"] is True
+    for v in (got["team-a/eval-llama-8b"], job):
+        assert v.reason == "ClusterQueue team-a-cq doesn't exist"
+        assert v.evidence["queue"]["kueue_said"]["message"] == "ClusterQueue team-a-cq doesn't exist"
+        assert v.evidence["queue"]["agrees"] is True
+
+
+# -- queue-misconfigured --------------------------------------------------------------------------------------
+
+def test_localqueue_that_does_not_exist(tmp_path):
+    root = copy(tmp_path)
+    edit(root, LQ, lambda items: items.clear())
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED and v.reason == "LocalQueue team-a-queue doesn't exist"
+
+
+def test_stopped_clusterqueue(tmp_path):
+    root = copy(tmp_path)
+    edit(root, CQ, lambda items: items[0]["spec"].update(stopPolicy="Hold"))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED
+    assert v.reason == "ClusterQueue gpu-cluster-queue is inactive: Can't admit new workloads: is stopped."
+
+
+def test_inactive_clusterqueue_missing_resourceflavor(tmp_path):
+    root = copy(tmp_path)
+    edit(root, RF, lambda items: items.clear())
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED
+    assert v.reason.endswith("Can't admit new workloads: references missing ResourceFlavor(s): a100.")
+
+
+def test_resource_not_covered_by_the_clusterqueue(tmp_path):
+    root = copy(tmp_path)
+
+    def drop_memory(items):
+        group = items[0]["spec"]["resourceGroups"][0]
+        group["coveredResources"].remove("memory")
+        group["flavors"][0]["resources"] = [r for r in group["flavors"][0]["resources"] if r["name"] != "memory"]
+    edit(root, CQ, drop_memory)
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED
+    assert v.reason == "couldn't assign flavors to pod set main: resource memory unavailable in ClusterQueue"
+
+
+def test_cohort_cycle_is_a_clear_finding_not_a_hang(tmp_path):
+    root = copy(tmp_path)
+    cohort = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort"}
+    edit(root, COHORTS, lambda items: items.extend([
+        {**cohort, "metadata": {"name": "a"}, "spec": {"parentName": "b"}},
+        {**cohort, "metadata": {"name": "b"}, "spec": {"parentName": "a"}},
+        {**cohort, "metadata": {"name": "self"}, "spec": {"parentName": "self"}}]))
+    edit(root, CQ, lambda items: items[0]["spec"].update(cohortName="a"))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED and "a -> b -> a" in v.reason
+
+
+# -- queue-quota: too-large, borrowing, limits ----------------------------------------------------------------
+
+def test_more_than_the_queue_can_ever_give_is_too_large(tmp_path):
+    root = copy(tmp_path)
+    edit(root, WL, lambda items: pending_workload(items)["spec"]["podSets"][0].update(count=3))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_QUOTA and v.evidence["queue"]["too_large"] is True
+    assert ("insufficient quota for nvidia.com/gpu in flavor a100, previously considered podsets requests (0) + "
+            "current podset request (12) > maximum capacity (8)") in v.reason
+
+
+def _with_cohort(root: Path, *, lending: str | None = None, borrowing: str | None = None) -> None:
+    def add(items):
+        cq = items[0]
+        cq["spec"]["cohortName"] = "research"
+        if borrowing is not None:
+            gpu = next(r for r in cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"] if r["name"] == "nvidia.com/gpu")
+            gpu["borrowingLimit"] = borrowing
+        spare = json.loads(json.dumps(cq))
+        spare["metadata"] = {"name": "spare"}
+        spare["spec"].pop("borrowingLimit", None)
+        for r in spare["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:
+            r.pop("borrowingLimit", None)
+            if lending is not None and r["name"] == "nvidia.com/gpu":
+                r["lendingLimit"] = lending
+        spare["status"] = {}
+        items.append(spare)
+    edit(root, CQ, add)
+
+
+def test_borrowing_from_the_cohort_lets_the_queue_admit(tmp_path):
+    root = copy(tmp_path)
+    _with_cohort(root)
+    v = verdicts(root)[PENDING]
+    # The queue would admit it by borrowing 4 of spare's 8: no queue word; the gate is what is left.
+    assert v.word == w.SCHEDULING_GATED and v.evidence["queue"]["cohort"] == ["research"]
+
+
+def test_lending_and_borrowing_limits_bound_what_the_cohort_gives(tmp_path):
+    root = copy(tmp_path)
+    _with_cohort(root, lending="2")
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_QUOTA and "insufficient unused quota for nvidia.com/gpu in flavor a100, 2 more needed" in v.reason
+    root = copy(tmp_path / "b")
+    _with_cohort(root, borrowing="1")
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_QUOTA and "3 more needed" in v.reason
+
+
+def test_workload_admitted_by_borrowing_is_not_a_target_once_scheduled():
+    # Both sweeps are admitted and Running: their pods are not targets whatever the queue's borrowing.
+    got = verdicts(QUOTA)
+    assert "team-a/sweep-lr-1e4-58l7v" not in got and "team-a/job/sweep-lr-1e4" not in got
+
+
+# -- flavors ruled out by the pod's selector or tolerations ------------------------------------------------
+
+def test_every_flavor_ruled_out_by_node_labels_is_selector_mismatch(tmp_path):
+    root = copy(tmp_path)
+    edit(root, WL, lambda items: pending_workload(items)["spec"]["podSets"][0]["template"]["spec"].update(
+        nodeSelector={"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.SELECTOR_MISMATCH and "a100" in v.reason
+    assert v.evidence["queue"]["flavors"][0]["ruled_out"] == "flavor a100 doesn't match node affinity"
+
+
+def test_every_flavor_ruled_out_by_taints_is_untolerated_taint(tmp_path):
+    root = copy(tmp_path)
+    edit(root, RF, lambda items: items[0]["spec"].update(
+        nodeTaints=[{"key": "dedicated", "value": "training", "effect": "NoSchedule"}]))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.UNTOLERATED_TAINT and "a100: dedicated=training:NoSchedule" in v.reason
+    assert v.evidence["queue"]["rebuilt"].endswith("untolerated taint dedicated=training:NoSchedule in flavor a100")
+
+
+# -- admitted workloads, admission checks, no Kueue files ------------------------------------------------------
+
+def test_admitted_job_whose_pod_waits_for_gpus_is_exhausted(tmp_path):
+    root = copy(tmp_path)
+
+    def pending_pod(items):
+        # One more pod of the admitted Job sweep-lr-1e4 (no gate: Kueue ungated it), asking 8 GPUs; each DGX
+        # node has 4 of 8 taken by the two sweeps.
+        pod = json.loads(json.dumps(next(p for p in items if p["metadata"]["name"] == "sweep-lr-1e4-58l7v")))
+        pod["metadata"].update(name="sweep-lr-1e4-x2k9p", uid="7d1c2a9e-0000-4000-8000-000000000001")
+        pod["spec"].pop("nodeName")
+        pod["status"] = {"phase": "Pending"}
+        for c in pod["spec"]["containers"]:
+            c["resources"] = {"limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"}}
+        items.append(pod)
+    edit(root, "pods.json", pending_pod)
+    v = verdicts(root)["team-a/sweep-lr-1e4-x2k9p"]
+    assert v.word == w.EXHAUSTED and "queue" not in v.evidence
+
+
+def test_admission_checks_pending_is_scheduling_gated(tmp_path):
+    root = copy(tmp_path)
+
+    def reserve(items):
+        wl = pending_workload(items)
+        wl["status"]["conditions"] = [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                                       "message": "Quota reserved in ClusterQueue gpu-cluster-queue"}]
+        wl["status"]["admission"] = {"clusterQueue": "gpu-cluster-queue", "podSetAssignments": []}
+        wl["status"]["admissionChecks"] = [{"name": "dws-prov", "state": "Pending", "message": "waiting for capacity"}]
+    edit(root, WL, reserve)
+    edit(root, CHECKS, lambda items: items.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
+                                                    "metadata": {"name": "dws-prov"},
+                                                    "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"}}))
+    edit(root, CQ, lambda items: items[0]["spec"].update(admissionChecks=["dws-prov"]))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.SCHEDULING_GATED and "dws-prov (Pending)" in v.reason
+
+
+def test_kueue_gate_in_a_bundle_without_kueue_files_names_them(tmp_path):
+    root = copy(tmp_path)
+    for f in root.glob("*.kueue.x-k8s.io.json"):
+        f.unlink()
+    v = verdicts(root)[PENDING]
+    assert v.word == w.SCHEDULING_GATED
+    assert "workloads.kueue.x-k8s.io.json" in v.evidence["missing"] and "kueue.x-k8s.io/admission" in v.reason
+
+
+# -- Volcano ----------------------------------------------------------------------------------------------------
+
+def _volcano(root: Path, *, members: int, min_member: int, phase: str, capability: str, state: str = "Open") -> None:
+    """The recording's pending pod made a Volcano gang member (Kueue's gate and labels removed)."""
+    def pods(items):
+        base = next(p for p in items if p["metadata"]["name"] == "train-resnet50")
+        items.remove(base)
+        for i in range(members):
+            pod = json.loads(json.dumps(base))
+            pod["metadata"].update(name=f"gang-{i}", uid=f"5b0e6a1c-0000-4000-8000-00000000000{i}", labels={},
+                                   annotations={"scheduling.k8s.io/group-name": "pg-train"})
+            pod["spec"].pop("schedulingGates")
+            pod["spec"]["schedulerName"] = "volcano"
+            items.append(pod)
+    edit(root, "pods.json", pods)
+    for f in root.glob("*.kueue.x-k8s.io.json"):
+        f.unlink()
+    (root / "podgroups.scheduling.volcano.sh.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+         "metadata": {"name": "pg-train", "namespace": "team-a"},
+         "spec": {"minMember": min_member, "queue": "research", "minResources": {"nvidia.com/gpu": str(4 * min_member)}},
+         "status": {"phase": phase}}]}))
+    (root / "queues.scheduling.volcano.sh.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
+         "spec": {"capability": {"nvidia.com/gpu": capability}}, "status": {"state": state}}]}))
+
+
+def test_volcano_queue_capability_below_minresources(tmp_path):
+    root = copy(tmp_path)
+    _volcano(root, members=1, min_member=1, phase="Pending", capability="2")
+    v = verdicts(root)["team-a/gang-0"]
+    assert v.word == w.QUEUE_QUOTA and v.evidence["queue"]["too_large"] is True
+    assert v.evidence["queue"]["rebuilt"] == "queue resource quota insufficient: insufficient nvidia.com/gpu"
+
+
+def test_volcano_closed_queue_is_misconfigured(tmp_path):
+    root = copy(tmp_path)
+    _volcano(root, members=1, min_member=1, phase="Pending", capability="16", state="Closed")
+    assert verdicts(root)["team-a/gang-0"].word == w.QUEUE_MISCONFIGURED
+
+
+def test_volcano_gang_that_does_not_fit_at_once_is_exhausted(tmp_path):
+    root = copy(tmp_path)
+    # Each member asks 4 GPUs; the two DGX nodes have 4 free each: any one fits, three at once do not.
+    _volcano(root, members=3, min_member=3, phase="Inqueue", capability="32")
+    got = verdicts(root)
+    for i in range(3):
+        v = got[f"team-a/gang-{i}"]
+        assert v.word == w.EXHAUSTED and "2 of 3 members fit now" in v.reason
