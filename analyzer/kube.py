@@ -4,8 +4,6 @@ imports it from here (k8s.io/api/core/v1 types.go and well_known_labels.go / wel
 from __future__ import annotations
 
 # Pod phases. Terminated pods hold nothing on their node (the scheduler and `kubectl describe node` skip them).
-PENDING = "Pending"
-RUNNING = "Running"
 SUCCEEDED = "Succeeded"
 FAILED = "Failed"
 TERMINATED: tuple[str, ...] = (SUCCEEDED, FAILED)
@@ -13,16 +11,7 @@ TERMINATED: tuple[str, ...] = (SUCCEEDED, FAILED)
 # Taint effects. PreferNoSchedule never blocks a pod; the kubelet evicts only for NoExecute.
 NO_SCHEDULE = "NoSchedule"
 NO_EXECUTE = "NoExecute"
-PREFER_NO_SCHEDULE = "PreferNoSchedule"
 BLOCKING_EFFECTS: tuple[str, ...] = (NO_SCHEDULE, NO_EXECUTE)
 
 # The node controller's taint for spec.unschedulable (a cordon), well_known_taints.go TaintNodeUnschedulable.
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-
-# Topology labels (well_known_labels.go).
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-REGION_LABEL = "topology.kubernetes.io/region"
-
-# Resources the scheduler always checks beside what a pod requests.
-PODS_RESOURCE = "pods"

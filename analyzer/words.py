@@ -1,7 +1,8 @@
 """The cause words: the contract of ../shared/spec/causes.md, defined once.
 
 The words are an API (alert routing keys on them). Every other module refers
-to these constants; the order below is the order the classifier walks.
+to these constants. ROWS holds the contract's rows in its order; the classifier walks
+rules/order.py, whose rules give these words in the same order (tests/test_order.py).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Word:
 
 
 # The README's word table is generated from these (scripts/refresh_readme.py; tests/test_readme.py checks it).
-ORDER: tuple[Word, ...] = (
+ROWS: tuple[Word, ...] = (
     Word(word=NO_RUNTIMECLASS, row=1, holds_when="(never created) `spec.runtimeClassName` names no RuntimeClass",
          next_action="create the RuntimeClass or fix the name"),
     Word(word=QUOTA_EXCEEDED, row=2, holds_when="(never created) a ResourceQuota in the namespace would be exceeded",
@@ -150,7 +151,7 @@ EXTRA: tuple[Word, ...] = (
          next_action="collect the named file and run again"),
 )
 
-ALL: tuple[Word, ...] = ORDER + EXTRA
+ALL: tuple[Word, ...] = ROWS + EXTRA
 BY_WORD: dict[str, Word] = {w.word: w for w in ALL}
 VOCABULARY: tuple[str, ...] = tuple(w.word for w in ALL)
 

@@ -129,14 +129,6 @@ def fmt_mem(b: int) -> str:
     return str(b)
 
 
-def fmt_qty(res: str, v: int) -> str:
-    if res in ("cpu", "requests.cpu", "limits.cpu"):
-        return fmt_cpu(v)
-    if "memory" in res or "storage" in res:
-        return fmt_mem(v)
-    return str(v)
-
-
 # ------------------------------------------------------------------ hashing
 
 def h64(*parts: str) -> bytes:
@@ -539,7 +531,7 @@ def pod_obj(desc: dict, state: str) -> dict:
         st["conditions"] = [cond("PodReadyToStartContainers", "True", "t2"), cond("Initialized", "False", "t1", "ContainersNotInitialized", msg), cond("Ready", "False", "t1", "ContainersNotReady", unready), cond("ContainersReady", "False", "t1", "ContainersNotReady", unready), cond("PodScheduled", "True", "t1")]
         ics = []
         for i, c in enumerate(inits):
-            s = "running" if True else None
+            s = "running"
             cs = container_status(c, f"icid{i}", s, init=True)
             if c.get("restart") != "Always":
                 cs["ready"] = False

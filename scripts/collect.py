@@ -1204,7 +1204,7 @@ def main(argv: list | None = None, prog: str | None = None) -> int:
         if state["progress"] is not None:
             state["progress"].release()
 
-    def on_signal(signum, frame):
+    def on_signal(signum, _frame):
         raise Interrupted(signum)
 
     handled = [signal.SIGINT, signal.SIGTERM]

@@ -16,8 +16,8 @@ def test_the_order_table_gives_the_words_of_causes_md_in_order():
 
 
 def test_words_py_numbers_the_rows_of_causes_md_v3():
-    assert [w.word for w in words.ORDER] == list(ORDER_WORDS)
-    assert [w.row for w in words.ORDER] == list(range(1, 30))
+    assert [w.word for w in words.ROWS] == list(ORDER_WORDS)
+    assert [w.row for w in words.ROWS] == list(range(1, 30))
 
 
 def test_the_last_rule_always_decides():

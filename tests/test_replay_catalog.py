@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.bundle.catalog import KINDS
-from analyzer.replay.kinds import KINDS as SERVED
+from analyzer.replay.kinds import RESOURCES as SERVED
 from analyzer.replay.tables import TABLES
 from helpers import RECORDINGS
 from test_replay import kubectl, serving  # noqa: F401  (the fixture and the one way to run serve)

@@ -131,7 +131,6 @@ KINDS: tuple[Kind, ...] = (
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
-DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
 NEEDED_BY_CLAIMS: tuple[str, ...] = tuple(k.name for k in KINDS if k.needed_by == CLAIMS)
 OWNERS: dict[str, str] = {k.item_kind: k.name for k in KINDS if k.owns_pods}  # controller kind -> its kind name
 

@@ -27,7 +27,7 @@ MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
 
 # -- documents -----------------------------------------------------------------
 
-@dataclass
+@dataclass(kw_only=True)
 class Document:
     """One kubectl List as read: every item, and which items are invalid (index -> findings)."""
 
@@ -51,7 +51,7 @@ class Document:
                 yield i, item
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Loaded:
     """What a bundle gave: documents, findings (exit 1 for validate), and unreadable files (exit 2)."""
 
@@ -176,7 +176,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         if pending is None:
             loaded.streamed[kind] = streamed.count
         return None, deferred
-    return Document(kind, rel, keep.items, keep.invalid, single=streamed.single), deferred  # type: ignore[union-attr]
+    return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), deferred  # type: ignore[union-attr]
 
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
@@ -252,7 +252,7 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             if isinstance(sink, KeepIf):
                 _stream_kind(loaded, schemas, kind, sink, tick)
                 loaded.streamed.pop(kind, None)
-                loaded.documents[kind] = Document(kind, rel, sink.items, {}, positions=sink.positions)
+                loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, positions=sink.positions)
             else:
                 document, later = _stream_kind(loaded, schemas, kind, sink, tick)
                 if later is not None:

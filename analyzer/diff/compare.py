@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from analyzer.diff.records import (Change, Collection, Diff, NodeChange, NodeGpu, PodState, PoolRow, QuotaChange, Snapshot,
-                                   Target)
+                                   TargetChange)
 
 from analyzer.kube import TERMINATED
 
@@ -23,11 +23,11 @@ def why_resolved(kind: str, pod: PodState | None) -> str:
     return f"no longer a target (phase {pod.phase or 'unknown'})"
 
 
-def _targets(old: Snapshot, new: Snapshot) -> tuple[tuple[Target, ...], tuple[Target, ...], tuple[Target, ...]]:
-    appeared = tuple(Target(key=k, before=None, after=w) for k, w in sorted(new.words.items()) if k not in old.words)
-    resolved = tuple(Target(key=k, before=w, after=None, why=why_resolved(old.kinds.get(k, "Pod"), new.pods.get(k)))
+def _targets(old: Snapshot, new: Snapshot) -> tuple[tuple[TargetChange, ...], tuple[TargetChange, ...], tuple[TargetChange, ...]]:
+    appeared = tuple(TargetChange(key=k, before=None, after=w) for k, w in sorted(new.words.items()) if k not in old.words)
+    resolved = tuple(TargetChange(key=k, before=w, after=None, why=why_resolved(old.kinds.get(k, "Pod"), new.pods.get(k)))
                      for k, w in sorted(old.words.items()) if k not in new.words)
-    changed = tuple(Target(key=k, before=w, after=new.words[k]) for k, w in sorted(old.words.items())
+    changed = tuple(TargetChange(key=k, before=w, after=new.words[k]) for k, w in sorted(old.words.items())
                     if k in new.words and new.words[k] != w)
     return appeared, resolved, changed
 

@@ -55,7 +55,7 @@ class NodeChange:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Target:
+class TargetChange:
     key: str
     before: str | None  # word in OLD (None: not a target there)
     after: str | None  # word in NEW
@@ -99,9 +99,9 @@ class Collection:
 @dataclass(frozen=True, kw_only=True)
 class Diff:
     collection: Collection
-    appeared: tuple[Target, ...]
-    resolved: tuple[Target, ...]
-    changed: tuple[Target, ...]
+    appeared: tuple[TargetChange, ...]
+    resolved: tuple[TargetChange, ...]
+    changed: tuple[TargetChange, ...]
     nodes: tuple[NodeChange, ...]
     pools: tuple[PoolRow, ...]
     quotas: tuple[QuotaChange, ...] | None  # None: neither bundle holds resourcequotas.json

@@ -28,7 +28,7 @@ from analyzer.model.quantity import QuantityError
 from analyzer.model.nodes import InvalidNode, NodeView, ready_of
 from analyzer.kube import TERMINATED
 from analyzer.model.queue_world import build_queues, queue_hints
-from analyzer.model.views import Cluster, Findings, Holder
+from analyzer.model.views import Cluster, Findings, BoundPod
 from analyzer.model.target import Target
 
 
@@ -121,7 +121,7 @@ class PodsIndex:
         # so a resolved target can say "now runs on", "finished" or "deleted".
         self.states: dict[str, tuple[str, str | None]] | None = {} if states else None
         self.usage: dict[str, dict[str, int]] = {}
-        self.pods_on: dict[str, list[Holder]] = {}
+        self.pods_on: dict[str, list[BoundPod]] = {}
         self.unknown: dict[str, Violation] = {}
         self.targets: list[Target] = []
         self.keys: set[str] = set()
@@ -185,7 +185,7 @@ class PodsIndex:
             for k, v in requests.items():
                 used[k] = used.get(k, 0) + v
             used["pods"] = used.get("pods", 0) + 1
-            self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
+            self.pods_on[node].append(BoundPod(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
                             phase=phase, node_name=node, status=status, controller=_controller(meta),
@@ -243,7 +243,7 @@ class PodsIndex:
                 for k, v in used.items():
                     mine[k] = mine.get(k, 0) + v
         for node, rows in holders.items():
-            self.pods_on[node].extend(Holder(namespace=ns, name=name, phase=phase, requests=requests[ref])
+            self.pods_on[node].extend(BoundPod(namespace=ns, name=name, phase=phase, requests=requests[ref])
                                       for ns, name, phase, ref in rows)
         for node, first in unknown.items():
             self.unknown.setdefault(node, first)

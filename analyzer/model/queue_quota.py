@@ -176,10 +176,6 @@ class QuotaTree:
             avail = min(node.subtree.get(fr, 0) + node.borrowing[fr], avail)
         return avail
 
-    def borrowed(self, cq: str, fr: FR) -> int:
-        node = self.queues[cq]
-        return max(0, node.usage.get(fr, 0) - node.nominal.get(fr, 0))
-
 
 def admitted(w: Workload) -> bool:
     return w.holds("QuotaReserved") and w.holds("Admitted")

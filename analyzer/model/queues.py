@@ -19,7 +19,6 @@ from analyzer.model.quantity import QuantityError
 KUEUE_GROUP_PREFIX = "kueue.x-k8s.io/"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
-TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
 STOPPED = ("Hold", "HoldAndDrain")
 WORKLOADS, LOCAL_QUEUES, CLUSTER_QUEUES, FLAVORS, COHORTS, CHECKS = KUEUE
 

@@ -29,7 +29,7 @@ class SchedulerSaid:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Holder:
+class BoundPod:
     """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units)."""
 
     namespace: str
@@ -63,7 +63,7 @@ class Cluster:
     nodes: list[NodeView] | None  # None: nodes.json missing or unreadable (`missing` says which)
     nodes_by_name: dict[str, NodeView]
     usage: dict[str, dict[str, int]]  # node -> resource -> units held by non-terminated pods bound there
-    pods_on: dict[str, list[Holder]]
+    pods_on: dict[str, list[BoundPod]]
     unknown_usage: dict[str, Violation]  # node -> the finding of an invalid pod bound there
     pod_targets: list[Target]
     pod_keys: frozenset[str]  # namespace/name of every valid pod (an attempt naming one is not a new pod)

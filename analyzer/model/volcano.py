@@ -60,13 +60,6 @@ class Volcano:
     missing: dict[str, str] = field(default_factory=dict)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (file, JSON path, what is wrong)
 
-    def group_of(self, namespace: str, annotations: dict) -> PodGroup | None:
-        for key in GROUP_ANNOTATIONS:
-            name = annotations.get(key)
-            if isinstance(name, str) and (namespace, name) in self.podgroups:
-                return self.podgroups[(namespace, name)]
-        return None
-
 
 def group_name(annotations: dict) -> str:
     for key in GROUP_ANNOTATIONS:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from analyzer.replay.kinds import KINDS
+from analyzer.replay.kinds import RESOURCES
 from analyzer.replay.selectors import SelectorError, fields_match, labels_match, parse_fields, parse_labels
 from analyzer.replay.store import Served, Store
 from analyzer.replay.tables import TABLES, cells, column_definitions
@@ -110,11 +110,11 @@ class Api:
 
     def _not_collected(self, gv: str, resource: str, path: str) -> Reply:
         group = gv.rpartition("/")[0] if "/" in gv else ""
-        kind = next((k for k in KINDS if k.resource == resource and k.group == group), None)
+        kind = next((k for k in RESOURCES if k.resource == resource and k.group == group), None)
         why = self.store.missing.get(kind.name) if kind is not None else None
         if why is None:
             qualified = f"{resource}.{group}" if group else resource
-            why = f"{qualified}.json was not collected: gpu-triage bundles hold only " + ", ".join(k.name for k in KINDS)
+            why = f"{qualified}.json was not collected: gpu-triage bundles hold only " + ", ".join(k.name for k in RESOURCES)
         served = ", ".join(sorted(self.store.served))
         return status_reply(404, "NotFound", f"{path}: {why}; this bundle serves {served}",
                             {"kind": resource})

@@ -8,7 +8,7 @@ from analyzer.bundle.catalog import KINDS as CATALOG
 
 
 @dataclass(frozen=True, kw_only=True)
-class Kind:
+class ApiResource:
     name: str  # the catalog's name of the kind (the bundle file without .json; qualified for custom resources)
     file: str  # the bundle file
     resource: str  # plural, as in the URL
@@ -26,8 +26,8 @@ class Kind:
 
 
 # Every kind of the one catalog, as the API server presents it (`kubectl api-resources`).
-KINDS: tuple[Kind, ...] = tuple(
-    Kind(name=c.name, file=c.file, resource=c.resource.split(".", 1)[0], kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version=c.version,
+RESOURCES: tuple[ApiResource, ...] = tuple(
+    ApiResource(name=c.name, file=c.file, resource=c.resource.split(".", 1)[0], kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version=c.version,
          namespaced=c.namespaced, short_names=c.short_names, categories=c.categories)
     for c in CATALOG)
 

@@ -15,14 +15,14 @@ from analyzer.bundle.catalog import VERSION
 from analyzer.bundle.raw import RawList, read_raw_list, read_raw_object
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
-from analyzer.replay.kinds import KINDS, Kind
+from analyzer.replay.kinds import RESOURCES, ApiResource
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @dataclass(kw_only=True)
 class Served:
-    kind: Kind
+    kind: ApiResource
     version: str
     items: list[dict]
     index: dict[tuple[str, str], dict]
@@ -73,7 +73,7 @@ def _newest_timestamp(served: dict[str, Served]) -> datetime | None:
     return newest
 
 
-def _load_kind(kind: Kind, raw: RawList, warnings: list[str]) -> Served:
+def _load_kind(kind: ApiResource, raw: RawList, warnings: list[str]) -> Served:
     """The kind's items that can be served; each one left out is a warning naming its JSON path."""
     f, items = kind.file, raw.items
     warnings.extend(str(v) for v in raw.changed)
@@ -112,7 +112,7 @@ def load_store(path: str | Path) -> Store:
         served: dict[str, Served] = {}
         missing: dict[str, str] = {}
         warnings: list[str] = []
-        for kind in KINDS:
+        for kind in RESOURCES:
             failed = bundle.failed.get(kind.name)
             if failed is not None:
                 missing[kind.name] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
@@ -137,7 +137,7 @@ def load_store(path: str | Path) -> Store:
             except BundleError as exc:
                 warnings.append(f"{VERSION}: not readable ({exc}); /version not served")
         if not served:
-            raise BundleError(str(path), "nothing to serve: no readable " + ", ".join(k.file for k in KINDS[:4]) + ", …")
+            raise BundleError(str(path), "nothing to serve: no readable " + ", ".join(k.file for k in RESOURCES[:4]) + ", …")
         created = parse_time((bundle.manifest or {}).get("created"))
         if created is not None:
             source = "manifest.json created"

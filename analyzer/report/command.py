@@ -16,7 +16,6 @@ from analyzer.errors import UsageError
 from analyzer.pipeline import Analysis, Options, analyse
 from analyzer.report.ticket import report_data
 
-FORMATS = ("html", "markdown")
 DEFAULT_FILES = {"html": "report.html", "markdown": "report.md"}
 STDOUT = "-"
 

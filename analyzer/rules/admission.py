@@ -33,7 +33,7 @@ from analyzer.model.quantity import QuantityError, format_exact
 
 # -- quota -------------------------------------------------------------------------
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class QuotaFinding:
     quota: str
     key: str
@@ -115,21 +115,22 @@ def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[Quota
                     values = ((c.get("resources") or {}).get(section) or {})
                     limits = ((c.get("resources") or {}).get("limits") or {})
                     if res not in values and not (section == "requests" and res in limits):
-                        found.append(QuotaFinding(name, need, "must-specify"))
+                        found.append(QuotaFinding(quota=name, key=need, problem="must-specify"))
                         break
         for key, amount in usage.items():
             if key not in hard:
                 continue
             if key not in used_raw:
-                found.append(QuotaFinding(name, key, "status-unknown"))
+                found.append(QuotaFinding(quota=name, key=key, problem="status-unknown"))
                 continue
             try:
                 used = Fraction(0) if used_raw[key] is None else quantity.parse(used_raw[key])
             except QuantityError:
-                found.append(QuotaFinding(name, key, "status-unknown"))
+                found.append(QuotaFinding(quota=name, key=key, problem="status-unknown"))
                 continue
             if used + amount > hard[key]:
-                found.append(QuotaFinding(name, key, "exceeded", format_exact(amount), format_exact(used), format_exact(hard[key])))
+                found.append(QuotaFinding(quota=name, key=key, problem="exceeded", requested=format_exact(amount),
+                                          used=format_exact(used), hard=format_exact(hard[key])))
     return found
 
 

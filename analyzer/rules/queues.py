@@ -19,6 +19,7 @@ from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.queues import (
     ADMISSION_GATE,
+    STOPPED,
     CHECKS,
     COHORTS,
     KUEUE_GROUP_PREFIX,
@@ -75,14 +76,14 @@ def decide(case: Case) -> Decision | None:
     lq = k.local_queues.get((t.namespace, queue_name))
     if lq is None:
         return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist")
-    if lq.stop_policy != "None":
+    if lq.stop_policy in STOPPED:
         return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})")
     ev["clusterQueue"] = lq.cluster_queue
     cq = k.cluster_queues.get(lq.cluster_queue)
     if cq is None:
         return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist")
     problems = []
-    if cq.stop_policy != "None":
+    if cq.stop_policy in STOPPED:
         problems.append("is stopped")
     missing_flavors = [f for f in cq.flavor_names() if f not in k.flavors]
     if missing_flavors:

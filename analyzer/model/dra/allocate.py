@@ -34,7 +34,7 @@ from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.cel_devices import device_from_slice
 from analyzer.model.dra.device_search import AskLists, DeviceSearch, IndexedDevice
 from analyzer.model.dra.extended import ExtendedResources
-from analyzer.model.dra.outcomes import (NodeLike, STEPS, TAINTS_SHOWN, CelError, Holder, MissingClaim, MissingClass,
+from analyzer.model.dra.outcomes import (NodeLike, STEPS, TAINTS_SHOWN, CelError, DeviceHolder, MissingClaim, MissingClass,
                                          NodeOutcome, RequestEvidence, ResolvedClaim, Resolution, TaintedDevice)
 from analyzer.model.dra.taint_rules import apply_rules
 from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, TEMPLATES_FILE, Claim, DeviceAsk, DeviceRef,
@@ -86,13 +86,11 @@ class DraWorld(ExtendedResources):
         self._engine = selectors
         self._factory = device_factory
         self._budget = search_budget
-        self._nodes = {n.name: n for n in nodes}
         self._devices: list[IndexedDevice] = []
         self._by_ref: dict[DeviceRef, int] = {}
         self._by_node_name: dict[str, list[int]] = {}
         self._all_nodes: list[int] = []
         self._by_selector: list[tuple[dict, list[int]]] = []
-        self._pool_unmodelled: dict[int, str] = {}
         for pool in views.pools:
             for sl in pool.slices:
                 indices = []
@@ -127,11 +125,6 @@ class DraWorld(ExtendedResources):
             apply_rules(views.taint_rules, self._devices, classes=views.classes, bad_classes=bad_classes,
                         class_matches=self.class_matches, evaluate=self._eval)
 
-    @property
-    def search_steps(self) -> int:
-        """Device picks tried by all searches (for measurement)."""
-        return self._searcher.steps
-
     # ---- indexes ------------------------------------------------------------------------------
 
     def devices_on(self, node: NodeLike) -> tuple[int, ...]:
@@ -145,10 +138,10 @@ class DraWorld(ExtendedResources):
             cached = self._node_devices[node.name] = tuple(found)
         return cached
 
-    def class_devices(self, node: NodeLike) -> dict[str, tuple[int, tuple[Holder, ...]]]:
+    def class_devices(self, node: NodeLike) -> dict[str, tuple[int, tuple[DeviceHolder, ...]]]:
         """Per DeviceClass: how many devices of it the node is offered, and who holds them (the occupancy
         picture's DRA rows). Devices the model does not judge are left out."""
-        out: dict[str, tuple[int, tuple[Holder, ...]]] = {}
+        out: dict[str, tuple[int, tuple[DeviceHolder, ...]]] = {}
         offered = [i for i in self.devices_on(node) if not self._devices[i].unmodelled]
         for name in sorted(self.views.classes):
             mine = [i for i in offered if self.class_matches(name, i).matched]
@@ -159,8 +152,8 @@ class DraWorld(ExtendedResources):
     def device_name(self, index: int) -> str:
         return str(self._devices[index].ref)
 
-    def holders(self, ref: DeviceRef) -> tuple[Holder, ...]:
-        return tuple(Holder(device=str(ref), claim=c.key, pods=tuple(f"{c.namespace}/{p}" for p in c.reserved_for)) for c in self._holders.get(ref, ()))
+    def holders(self, ref: DeviceRef) -> tuple[DeviceHolder, ...]:
+        return tuple(DeviceHolder(device=str(ref), claim=c.key, pods=tuple(f"{c.namespace}/{p}" for p in c.reserved_for)) for c in self._holders.get(ref, ()))
 
     def _cel_device(self, dev: IndexedDevice) -> Any:
         if dev.cel is None:

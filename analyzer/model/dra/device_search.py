@@ -15,9 +15,10 @@ from analyzer.model.dra.outcomes import CelError
 from analyzer.model.dra.views import ALL, ALLOCATION_RESULTS_MAX, DeviceAsk, DeviceRef, Request, TaintsUnknown
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class IndexedDevice:
-    """One device the world indexes (its position in the world's list is `index`)."""
+    """One device the world indexes (its position in the world's list is `index`). Not frozen: the world adds
+    what DeviceTaintRules say and compiles the CEL view on first use, once, while it is built."""
 
     index: int
     ref: DeviceRef
@@ -28,7 +29,7 @@ class IndexedDevice:
     taints_unknown: tuple[TaintsUnknown, ...] = ()  # rules that may taint it but cannot be judged, in rule order
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class AskLists:
     """One request alternative on one node: the device indices left after each step."""
 

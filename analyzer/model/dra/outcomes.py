@@ -66,7 +66,7 @@ class Resolution:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Holder:
+class DeviceHolder:
     device: str
     claim: str  # ns/name
     pods: tuple[str, ...]  # status.reservedFor, as ns/name
@@ -102,7 +102,7 @@ class RequestEvidence:
     needed: int | str  # a count, or "All"
     left: dict[str, int]  # devices left after each of STEPS
     chosen: tuple[str, ...] = ()
-    holders: tuple[Holder, ...] = ()
+    holders: tuple[DeviceHolder, ...] = ()
     cel_errors: tuple[CelError, ...] = ()
     tainted: tuple[TaintedDevice, ...] = ()  # removed at the taints step, and why
 
