@@ -31,6 +31,7 @@ class Kind:
 
 
 DRA_GROUP = "resource.k8s.io"
+STORAGE_GROUP = "storage.k8s.io"
 
 KINDS: tuple[Kind, ...] = (
     Kind(file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True),
@@ -56,6 +57,21 @@ KINDS: tuple[Kind, ...] = (
     # Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py).
     Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
          item_kind="DeviceTaintRule", namespaced=False),
+    # Volumes (filters.md): claims and volumes, their classes, CSI limits and storage capacity.
+    Kind(file="persistentvolumeclaims.json", resource="persistentvolumeclaims", group="",
+         item_kind="PersistentVolumeClaim", namespaced=True),
+    Kind(file="persistentvolumes.json", resource="persistentvolumes", group="", item_kind="PersistentVolume",
+         namespaced=False),
+    Kind(file="storageclasses.json", resource="storageclasses.storage.k8s.io", group=STORAGE_GROUP,
+         item_kind="StorageClass", namespaced=False),
+    Kind(file="csinodes.json", resource="csinodes.storage.k8s.io", group=STORAGE_GROUP, item_kind="CSINode",
+         namespaced=False),
+    Kind(file="csidrivers.json", resource="csidrivers.storage.k8s.io", group=STORAGE_GROUP, item_kind="CSIDriver",
+         namespaced=False),
+    Kind(file="csistoragecapacities.json", resource="csistoragecapacities.storage.k8s.io", group=STORAGE_GROUP,
+         item_kind="CSIStorageCapacity", namespaced=True),
+    Kind(file="volumeattachments.json", resource="volumeattachments.storage.k8s.io", group=STORAGE_GROUP,
+         item_kind="VolumeAttachment", namespaced=False),
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
