@@ -17,6 +17,8 @@ from analyzer.targets.target import Target
 if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
+    from analyzer.model.placement import Placement
+    from analyzer.model.volumes import Storage
 
 TERMINATED = ("Succeeded", "Failed")
 
@@ -79,6 +81,8 @@ class Cluster:
     node_index: "NodeIndex | None" = None  # nodes by name and label for the selector stage (None without nodes)
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
+    storage: "Storage | None" = None  # claims, volumes, classes, CSI limits (model/volumes.py)
+    placement: "Placement | None" = None  # the bound pods as the inter-pod, spread and port filters count them
 
     @property
     def new_taint_wording(self) -> bool:

@@ -34,6 +34,8 @@ class Target:
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals
     invalid: list[Violation] = field(default_factory=list)
     controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
+    labels: dict = field(default_factory=dict)  # metadata.labels (inter-pod affinity and spread match on them)
+    uid: str = ""  # metadata.uid (a generic ephemeral volume's claim must be owned by its pod)
 
     @property
     def key(self) -> str:
