@@ -14,13 +14,16 @@ from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules import dra_devices
+from analyzer.evidence.filters import nearest_failures
 from analyzer.rules.reason import Reason
 from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 _ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,
           "not-advertised": 3, "no-devices": 3, "device-selectors": 4, "device-constraints": 4, "selector": 5,
-          "node-name": 5, "claim-pinned": 5}
+          "node-name": 5, "claim-pinned": 5,
+          "volume-topology": 4, "volume-zone": 4, "pod-affinity": 2, "topology-spread": 2, "host-port": 0,
+          "rwop": 0, "volume-limit": 0}
 
 
 FIT_LATER = ""  # the fit text names who holds the units: built only for the nodes that are shown
@@ -120,7 +123,8 @@ class Nearest:
 
     def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
         """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
-        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
+        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin),  # a pinned pod meets only NoExecute
+               pod.filters_key, (pod.node_selector, pod.affinity) if pod.filters is not None else ())  # spread reads the selector
         found = self._failures.get(key)
         if found is None:
             c = self.cluster
@@ -138,6 +142,9 @@ class Nearest:
                     per_node.append(pre[0] if len(pre[0]) > 1 else _with_fit(pre[0], pre[1], pod, n, c))
             else:
                 per_node = [failures(pod, n, c) for n in nodes]
+            if pod.filters is not None:  # volumes, inter-pod rules, spread, ports: new lists, never the shared ones
+                per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
+                            for f, n in zip(per_node, nodes)]
             found = self._failures[key] = (per_node, [i for i, f in enumerate(per_node) if not f])
         return found
 

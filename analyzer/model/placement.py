@@ -66,6 +66,15 @@ def anti_terms_json(spec: dict) -> bytes:
     return orjson.dumps(terms, option=orjson.OPT_SORT_KEYS) if terms else b""
 
 
+SHOWN = 3  # pod names kept per node for the evidence (the count is exact)
+
+
+@dataclass(kw_only=True)
+class Matched:
+    counts: dict[str, int]  # node -> matching bound pods
+    names: dict[str, list[str]]  # node -> the first SHOWN of them, namespace/name
+
+
 @dataclass(kw_only=True)
 class Placement:
     """The bound pods, grouped, with the counts the filters ask for made once and kept."""
@@ -77,7 +86,8 @@ class Placement:
     anti: dict[tuple[str, int, bytes], dict[str, list[str]]] = field(default_factory=dict)
     ports_on: dict[str, list[tuple[str, int, str, str]]] = field(default_factory=dict)  # node -> ports, pod key
     claim_users: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # -> (pod, node)
-    _counts: dict[tuple, dict[str, int]] = field(default_factory=dict)
+    _counts: dict[tuple, "Matched"] = field(default_factory=dict)
+    memo: dict = field(default_factory=dict)  # what the rules derive from the rows once (CSI volumes per node)
 
     @classmethod
     def build(cls, labels: list[dict[str, str]], rows: list[Row],
@@ -93,29 +103,22 @@ class Placement:
                 p.claim_users.setdefault((ns, claim), []).append((f"{ns}/{name}", node))
         return p
 
-    def counts(self, selector: Selector, namespaces: frozenset[str] | None) -> dict[str, int]:
-        """node -> how many bound pods match the selector in these namespaces (None: every namespace)."""
-        key = (selector.key, namespaces)
+    def match(self, conditions: tuple[tuple[Selector, frozenset[str] | None], ...]) -> "Matched":
+        """The bound pods that meet every (selector, namespaces) condition (None: every namespace), per node:
+        how many, and the first few names. Asked once per distinct conditions, then kept."""
+        key = tuple((sel.key, ns) for sel, ns in conditions)
         found = self._counts.get(key)
         if found is None:
-            found = {}
+            found = Matched(counts={}, names={})
             for (ns, lid), per_node in self.groups.items():
-                if (namespaces is None or ns in namespaces) and selector.matches(self.labels[lid]):
+                labels = self.labels[lid]
+                if all((nss is None or ns in nss) and sel.matches(labels) for sel, nss in conditions):
                     for node, names in per_node.items():
-                        found[node] = found.get(node, 0) + len(names)
+                        found.counts[node] = found.counts.get(node, 0) + len(names)
+                        shown = found.names.setdefault(node, [])
+                        shown.extend(f"{ns}/{n}" for n in names[: SHOWN - len(shown)])
             self._counts[key] = found
         return found
-
-    def names(self, selector: Selector, namespaces: frozenset[str] | None, nodes: set[str], limit: int = 20) -> list[str]:
-        """Up to `limit` matching pods on these nodes, as namespace/name (evidence)."""
-        out: list[str] = []
-        for (ns, lid), per_node in self.groups.items():
-            if (namespaces is None or ns in namespaces) and selector.matches(self.labels[lid]):
-                for node in nodes & per_node.keys():
-                    out.extend(f"{ns}/{n}" for n in per_node[node][: limit - len(out)])
-                    if len(out) >= limit:
-                        return out
-        return out
 
     def namespaces_matching(self, selector: Selector) -> frozenset[str] | None:
         """A namespaceSelector's namespaces; None when namespaces.json is missing and the selector is not empty."""

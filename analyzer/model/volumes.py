@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
+from analyzer.model.events import volume_claim_events
 from analyzer.model.labels import Selector, selector_of
 from analyzer.model.quantity import QuantityError
 
@@ -100,7 +101,8 @@ class Storage:
     capacities: list[Capacity] = field(default_factory=list)
     attached: dict[str, list[str]] = field(default_factory=dict)  # PV name -> nodes a VolumeAttachment names
     missing: dict[str, str] = field(default_factory=dict)  # kind -> why its file is not usable
-    by_class: dict[str, list[Volume]] = field(default_factory=dict)  # available volumes per class
+    by_class: dict[str, list[Volume]] = field(default_factory=dict)  # volumes per class
+    events: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # a claim's latest events
 
     def default_class(self) -> StorageClass | None:
         defaults = [c for c in self.classes.values() if c.default]
@@ -152,7 +154,7 @@ def _volume(item: dict) -> Volume:
 
 def build_storage(loaded: Loaded) -> Storage:
     docs = loaded.documents
-    st = Storage(missing={k: loaded.why_missing(k) for k in FILES if k not in docs})
+    st = Storage(missing={k: loaded.why_missing(k) for k in FILES if k not in docs}, events=volume_claim_events(loaded))
     if "persistentvolumeclaims" in docs:
         doc = docs["persistentvolumeclaims"]
         for i, item in doc.valid_items():
