@@ -59,8 +59,7 @@ def decide(case: Case) -> Decision | None:
             return Decision(word=words.NO_VOLUMECLAIM, reason=found)
     for use in uses:
         claim = use.claim
-        assert claim is not None
-        if claim.bound:
+        if claim is None or claim.bound:  # (an ephemeral volume's claim the controller has not made yet)
             continue
         cls = st.class_of(claim)
         if cls and "storageclasses" in st.missing:
@@ -75,8 +74,7 @@ def decide(case: Case) -> Decision | None:
                             reason=f"claim {claim.key} names StorageClass {cls!r}, which is not in storageclasses.json")
     for use in uses:
         claim = use.claim
-        assert claim is not None
-        decision = _unbound(claim, st, ev, uses)
+        decision = _unbound(claim, st, ev, uses) if claim is not None else None
         if decision is not None:
             return decision
     return None
