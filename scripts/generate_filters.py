@@ -37,7 +37,8 @@ def _write(root: Path, kind: str, items: list[dict]) -> None:
 def _entry(root: Path, kind: str, items: int) -> dict:
     data = (root / f"{kind}.json").read_bytes()
     return {"path": f"{kind}.json", "kind": kind, "status": "ok", "command": list(BY_NAME[kind].command),
-            "exitStatus": 0, "stderr": "", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "items": items}
+            "exitStatus": 0, "stderr": "", "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "items": items,
+            "redactions": {"env-value": 0, "last-applied-configuration": 0}}
 
 
 def _class(name: str, provisioner: str, mode: str) -> dict:
@@ -117,6 +118,7 @@ def add_filters(root: Path, seed: int) -> None:
                         "spec": {"attachRequired": True, "storageCapacity": False}}],
         "csistoragecapacities": [], "volumeattachments": []}
     for kind, items in lists.items():
+        items.sort(key=lambda i: (i["metadata"].get("namespace", ""), i["metadata"]["name"]))  # as the API server lists
         _write(root, kind, items)
     manifest = json.loads((root / "manifest.json").read_text())
     for e in manifest["files"]:
