@@ -123,8 +123,17 @@ class Nearest:
 
     def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
         """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
-        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin),  # a pinned pod meets only NoExecute
-               pod.filters_key, (pod.node_selector, pod.affinity) if pod.filters is not None else ())  # spread reads the selector
+        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
+        if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
+            full = key + (pod.filters_key, pod.node_selector, pod.affinity)  # spread reads the selector
+            found = self._failures.get(full)
+            if found is None:
+                base, _ = self._all(PodFacts.of_shape(pod))
+                c = self.cluster
+                per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
+                            for f, n in zip(base, c.nodes or [])]
+                found = self._failures[full] = (per_node, [i for i, f in enumerate(per_node) if not f])
+            return found
         found = self._failures.get(key)
         if found is None:
             c = self.cluster
@@ -142,9 +151,6 @@ class Nearest:
                     per_node.append(pre[0] if len(pre[0]) > 1 else _with_fit(pre[0], pre[1], pod, n, c))
             else:
                 per_node = [failures(pod, n, c) for n in nodes]
-            if pod.filters is not None:  # volumes, inter-pod rules, spread, ports: new lists, never the shared ones
-                per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
-                            for f, n in zip(per_node, nodes)]
             found = self._failures[key] = (per_node, [i for i, f in enumerate(per_node) if not f])
         return found
 

@@ -7,6 +7,7 @@ its equality is the funnel cache's key.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -80,6 +81,12 @@ class PodFacts:
                    claims_shape=claims.shape_id if claims is not None else -1,
                    filters=filters if filters is not None and filters.key else None,
                    filters_key=filters.key if filters is not None else b"")
+
+
+    @staticmethod
+    def of_shape(pod: "PodFacts") -> "PodFacts":
+        """The same pod without its volume, inter-pod, spread and port needs (the checks before those)."""
+        return dataclasses.replace(pod, filters=None, filters_key=b"")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

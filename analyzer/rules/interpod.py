@@ -84,7 +84,20 @@ def state(pod: PodFacts, cluster: Cluster) -> InterPodState:
 
 
 def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
-    """Symmetry: each existing pod's required anti-affinity terms that match this pod forbid its domain."""
+    """Symmetry: each existing pod's required anti-affinity terms that match this pod forbid its domain.
+    It depends only on the pod's namespace and labels: made once per (namespace, labels) and shared."""
+    placement = cluster.placement
+    assert placement is not None
+    memo: dict = placement.memo.setdefault("forbidden", {})
+    key = (f.namespace, orjson.dumps(f.labels, option=orjson.OPT_SORT_KEYS))
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _forbidden(f, cluster)
+    s.forbidden = found
+
+
+def _forbidden(f: PodFilters, cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
+    s = InterPodState()
     placement = cluster.placement
     assert placement is not None
     parsed: dict = placement.memo.setdefault("anti_terms", {})
@@ -103,6 +116,7 @@ def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
                     continue
                 pods, _ = s.forbidden.setdefault((t.topology_key, value), ([], str(t)))
                 pods.extend(f"{ns}/{n}" for n in names[: 3 - len(pods)])
+    return s.forbidden
 
 
 def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] | None:
