@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from analyzer.bundle.catalog import BY_NAME  # noqa: E402  (the one list of kinds)
+from analyzer.bundle.catalog import BY_NAME
 
 DRIVER = "pd.csi.storage.gke.io"
 ZONE = "topology.kubernetes.io/zone"

@@ -9,7 +9,7 @@ names and limits, capacity topology, selectors, topology keys); open to everythi
 from __future__ import annotations
 
 
-def label_selector(STR: dict, STRMAP: dict, arr) -> dict:  # noqa: N803 (schema constants)
+def label_selector(STR: dict, STRMAP: dict, arr) -> dict:
     """metav1.LabelSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist)."""
     return {"type": ["object", "null"], "properties": {
         "matchLabels": STRMAP,
@@ -17,7 +17,7 @@ def label_selector(STR: dict, STRMAP: dict, arr) -> dict:  # noqa: N803 (schema 
             "key": STR, "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]}, "values": arr(STR)}})}}
 
 
-def pod_filter_defs(STR: dict, INT: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:  # noqa: N803
+def pod_filter_defs(STR: dict, INT: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:
     """podAffinityTerm and topologySpreadConstraint, as the inter-pod and spread rules read them."""
     selector = ref("labelSelector")
     return {
@@ -44,10 +44,10 @@ def pod_filter_defs(STR: dict, INT: dict, STRMAP: dict, ref, arr) -> dict[str, d
     }
 
 
-def storage_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:  # noqa: N803
+def storage_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:
     meta = ref("objectMeta")
     nsmeta = ref("namespacedMeta")
-    NONEMPTY = {"type": "string", "minLength": 1}  # noqa: N806 (a schema constant)
+    NONEMPTY = {"type": "string", "minLength": 1}
     modes = arr({"enum": ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"]})
     def nullable_arr(item: dict) -> dict:  # a real CSINode of a node without CSI drivers says "drivers": null
         return {"type": ["array", "null"], "items": item}

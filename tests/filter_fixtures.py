@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from conftest import kubectl_list, verdict
 from helpers import RECORDINGS

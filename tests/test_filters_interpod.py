@@ -6,7 +6,16 @@ podtopologyspread/filtering.go, nodeports/node_ports.go."""
 
 from __future__ import annotations
 
-from filter_fixtures import ANTI, add, edit_pod, items, judge, node_like, pod_named, recording
+from filter_fixtures import (
+    ANTI,
+    add,
+    edit_pod,
+    items,
+    judge,
+    node_like,
+    pod_named,
+    recording,
+)
 
 KEY = "lab/trainer-3"
 ZONE = "topology.kubernetes.io/zone"

@@ -6,7 +6,17 @@ volumerestrictions/volume_restrictions.go, nodevolumelimits/csi.go."""
 
 from __future__ import annotations
 
-from filter_fixtures import WFFC, add, edit_each, edit_pod, judge, items, pod_named, recording, running_like
+from filter_fixtures import (
+    WFFC,
+    add,
+    edit_each,
+    edit_pod,
+    items,
+    judge,
+    pod_named,
+    recording,
+    running_like,
+)
 
 KEY = "lab/train"
 

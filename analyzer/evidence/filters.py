@@ -16,8 +16,8 @@ from analyzer.rules.in_use import check_in_use
 from analyzer.rules.interpod import check_interpod
 from analyzer.rules.reason import Reason
 from analyzer.rules.spread import check_spread
-from analyzer.rules.volumes import state as volume_state
 from analyzer.rules.volumes import _terms_text, check_volume_topology, volume_usable
+from analyzer.rules.volumes import state as volume_state
 
 NAMES = 20  # nodes or pods named per item; the rest counted
 

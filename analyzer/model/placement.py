@@ -86,12 +86,12 @@ class Placement:
     anti: dict[tuple[str, int, bytes], dict[str, list[str]]] = field(default_factory=dict)
     ports_on: dict[str, list[tuple[str, int, str, str]]] = field(default_factory=dict)  # node -> ports, pod key
     claim_users: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)  # -> (pod, node)
-    _counts: dict[tuple, "Matched"] = field(default_factory=dict)
+    _counts: dict[tuple, Matched] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)  # what the rules derive from the rows once (CSI volumes per node)
 
     @classmethod
     def build(cls, labels: list[dict[str, str]], rows: list[Row],
-              namespace_labels: dict[str, dict[str, str]] | None) -> "Placement":
+              namespace_labels: dict[str, dict[str, str]] | None) -> Placement:
         p = cls(labels=labels, rows=rows, namespace_labels=namespace_labels)
         for ns, name, node, lid, claims, ports, anti in rows:
             p.groups.setdefault((ns, lid), {}).setdefault(node, []).append(name)
@@ -103,7 +103,7 @@ class Placement:
                 p.claim_users.setdefault((ns, claim), []).append((f"{ns}/{name}", node))
         return p
 
-    def match(self, conditions: tuple[tuple[Selector, frozenset[str] | None], ...]) -> "Matched":
+    def match(self, conditions: tuple[tuple[Selector, frozenset[str] | None], ...]) -> Matched:
         """The bound pods that meet every (selector, namespaces) condition (None: every namespace), per node:
         how many, and the first few names. Asked once per distinct conditions, then kept."""
         key = tuple((sel.key, ns) for sel, ns in conditions)

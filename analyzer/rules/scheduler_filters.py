@@ -9,12 +9,19 @@ in causes.md's order instead (rules/funnel.py).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.rules.checks import (PodFacts, check_affinity, check_claims, check_cordon, check_fit, check_node_name,
-                                   check_taint)
+from analyzer.rules.checks import (
+                                   PodFacts,
+                                   check_affinity,
+                                   check_claims,
+                                   check_cordon,
+                                   check_fit,
+                                   check_node_name,
+                                   check_taint,
+)
 from analyzer.rules.in_use import check_ports, check_rwop, check_volume_limits
 from analyzer.rules.interpod import check_interpod
 from analyzer.rules.reason import Reason

@@ -20,7 +20,14 @@ from analyzer.model.matching import term_matches
 from analyzer.model.nodes import NodeView
 from analyzer.model.pod_filters import ClaimUse, pod_filters
 from analyzer.model.views import Cluster
-from analyzer.model.volumes import NO_PROVISIONER, WFFC, ZONE_LABELS, Claim, Storage, Volume
+from analyzer.model.volumes import (
+    NO_PROVISIONER,
+    WFFC,
+    ZONE_LABELS,
+    Claim,
+    Storage,
+    Volume,
+)
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.reason import Reason
