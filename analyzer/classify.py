@@ -18,6 +18,8 @@ from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
 from analyzer.model.views import Cluster
 from analyzer.model.dra.outcomes import Resolution
+from analyzer.model.pod_filters import PodFilters
+from analyzer.evidence.filters import filter_evidence, prefilter_message
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case
 from analyzer.rules.checks import PodFacts, UnreadableSpec
@@ -39,6 +41,7 @@ class _ShapeEvidence:
     rebuilt_done: bool = False
     devices: list[dict] | None = None  # per node, the device steps of the pod's claims
     nearest: dict | None = None  # the nodes one change away (evidence/nearest.py)
+    filters: dict | None = None  # volumes, inter-pod terms, spread counts (evidence/filters.py)
 
 
 MAX_DEVICE_NODES = 20
@@ -100,6 +103,10 @@ class Classifier:
             if shape.nearest is None:
                 shape.nearest = self._nearest.of(funnel.facts)
             case.evidence.update(shape.nearest)
+        if shape is not None and funnel is not None and funnel.facts.filters is not None:
+            if shape.filters is None:
+                shape.filters = filter_evidence(self.cluster, funnel)
+            case.evidence.update(shape.filters)
         if shape is not None and case.claims is not None:
             if shape.devices is None:
                 shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]
@@ -131,8 +138,9 @@ class Classifier:
         return Verdict(target=t, word=words.RUNNING, reason=f"{t.phase} on {t.node_name}{note}: not a scheduling problem",
                        evidence={"phase": t.phase, "nodeName": t.node_name})
 
-    def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None) -> FunnelResult:
-        facts = PodFacts.of(spec, pin, claims)
+    def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
+                filters: PodFilters | None = None) -> FunnelResult:
+        facts = PodFacts.of(spec, pin, claims, filters)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:
             funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster)
@@ -161,6 +169,11 @@ class Classifier:
                                 f"device class {missing['deviceClassName']} does not exist.")
             if said is not None:
                 sched["comparison"] = scheduler_message.compare(said.message, sched["rebuilt"])
+        elif "prefilter" in case.evidence and word in (words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND):
+            # The volume plugin's PreFilter sentence replaces the per-node counts (filters.md).
+            sched["rebuilt"] = prefilter_message(c, case.evidence.pop("prefilter"))
+            if said is not None:
+                sched["comparison"] = scheduler_message.compare(said.message, sched["rebuilt"])
         elif word == words.NO_RESOURCECLAIM:
             sched["rebuilt"] = None
             sched["comparison"] = ("the scheduler never queues a pod whose ResourceClaim or template is missing: "
@@ -168,7 +181,7 @@ class Classifier:
         elif (c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED
               and not (case.evidence.get("queue") or {}).get("rebuilt")):  # a queue decided: no node was asked
             funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
-                      else self._funnel(target.spec, "", case.claims))
+                      else self._funnel(target.spec, "", case.claims, case.filters))
             shape = self._shape_evidence(funnel)
             if not shape.rebuilt_done:
                 shape.rebuilt = self._rebuilder.rebuild(funnel.facts)

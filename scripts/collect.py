@@ -59,6 +59,7 @@ CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 # tests/test_collect.py imports this table; keep it a plain list of tuples.
 Kind = collections.namedtuple("Kind", "file resource group namespaced required")
 DRA_GROUP = "resource.k8s.io"
+STORAGE_GROUP = "storage.k8s.io"
 KINDS = [
     Kind("pods.json", "pods", "", True, True),
     Kind("nodes.json", "nodes", "", False, True),
@@ -78,6 +79,16 @@ KINDS = [
     Kind("resourceslices.json", "resourceslices." + DRA_GROUP, DRA_GROUP, False, False),
     Kind("deviceclasses.json", "deviceclasses." + DRA_GROUP, DRA_GROUP, False, False),
     Kind("devicetaintrules.json", "devicetaintrules." + DRA_GROUP, DRA_GROUP, False, False),
+    # Volumes (shared/spec/filters.md): claims, volumes, classes, CSI limits
+    # and storage capacity; storage.k8s.io kinds qualified like the DRA ones.
+    Kind("persistentvolumeclaims.json", "persistentvolumeclaims", "", True, False),
+    Kind("persistentvolumes.json", "persistentvolumes", "", False, False),
+    Kind("storageclasses.json", "storageclasses." + STORAGE_GROUP, STORAGE_GROUP, False, False),
+    Kind("csinodes.json", "csinodes." + STORAGE_GROUP, STORAGE_GROUP, False, False),
+    Kind("csidrivers.json", "csidrivers." + STORAGE_GROUP, STORAGE_GROUP, False, False),
+    Kind("csistoragecapacities.json", "csistoragecapacities." + STORAGE_GROUP, STORAGE_GROUP,
+         True, False),
+    Kind("volumeattachments.json", "volumeattachments." + STORAGE_GROUP, STORAGE_GROUP, False, False),
 ]
 # Queueing systems (shared/spec/queues.md): custom resources, collected and
 # stored by their qualified plural (<plural>.<group>.json); "not-served" where
@@ -132,6 +143,9 @@ what it writes:
     deviceclasses.json devicetaintrules.json   (DRA, resource.k8s.io; a
                     cluster that does not serve them: "not-served" in the
                     manifest, no file, not a failure)
+    persistentvolumeclaims.json persistentvolumes.json storageclasses.json
+    csinodes.json csidrivers.json csistoragecapacities.json
+    volumeattachments.json                (volumes, storage.k8s.io)
     workloads.kueue.x-k8s.io.json localqueues.kueue.x-k8s.io.json ...
     podgroups.scheduling.volcano.sh.json queues.scheduling.volcano.sh.json
     jobs.batch.volcano.sh.json   (queueing systems, by qualified name;

@@ -73,8 +73,9 @@ CLIENT_VERSION = "v1.32.4"
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
 
 # The words of causes.md that apply to existing pods, in its order.
-POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "selector-mismatch", "cordoned",
-             "untolerated-taint", "no-gpu-node", "allocatable-zero", "exhausted", "unclassified", "fits-now")
+POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "volume-unbound", "selector-mismatch", "cordoned",
+             "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity", "exhausted", "unclassified",
+             "fits-now")
 
 NAMESPACED = {k.name: k.namespaced for k in CATALOG}  # the one kinds catalog
 
@@ -1284,9 +1285,9 @@ class Generator:
                 if node is not None:
                     self.add_pod(wl, "running", node)
             for _ in range(k):
-                self.pending(wl, "unclassified", mode="pvc")
+                self.pending(wl, "volume-unbound", mode="pvc")  # its claim binds Immediate (generate_filters.py)
         for _ in range(plan["uc-anti"]):
-            self.pending(reranker, "unclassified", mode="antiaffinity")
+            self.pending(reranker, "pod-affinity", mode="antiaffinity")
         shape = self.shape("uc-sched", lambda: trainer_desc("Job", 1, sel_accel(L4), True, "4", "16Gi", scheduler="volcano"))
         for k in self.chunks(plan["uc-sched"], 3):
             wl = self.new_workload("Job", "research", "volcano-sweep", shape, t0=rng.randint(600, 7200))
@@ -2019,6 +2020,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp.mkdir(parents=True)
     try:
         Writer(gen, tmp).write_all()
+        from generate_filters import add_filters  # volumes, inter-pod terms, spread, host ports
+        add_filters(tmp, args.seed)
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are

@@ -125,8 +125,8 @@ DEFS: dict[str, dict] = {
                     },
                 },
             },
-            "podAffinity": {"type": "object"},
-            "podAntiAffinity": {"type": "object"},
+            "podAffinity": ref("podAffinityRules"),
+            "podAntiAffinity": ref("podAffinityRules"),
         },
     },
     "resources": {
@@ -172,8 +172,8 @@ DEFS: dict[str, dict] = {
             "priority": {"type": ["integer", "null"]},
             "priorityClassName": STR,
             "activeDeadlineSeconds": {"type": ["integer", "null"]},
-            "volumes": arr({"type": "object", "properties": {"name": STR, "persistentVolumeClaim": {"type": "object"}, "ephemeral": {"type": "object"}}}),
-            "topologySpreadConstraints": arr({"type": "object", "properties": {"whenUnsatisfiable": STR}}),
+            "volumes": arr(ref("podVolume")),
+            "topologySpreadConstraints": arr(ref("topologySpreadConstraint")),
             "resourceClaims": arr({"type": "object"}),
             "hostNetwork": BOOL,
             "resources": ref("resources"),  # pod-level resources (v1.34+)
@@ -332,6 +332,11 @@ DEFS["DaemonSet"] = workload("DaemonSet", {}, {"desiredNumberScheduled": INTN, "
 from dra_schemas import dra_defs  # noqa: E402  (a developer script beside this one)
 
 DEFS.update(dra_defs(STR, INT, BOOL, STRMAP, ref, arr))
+# Volumes, inter-pod affinity and topology spread (filters.md).
+from storage_schemas import pod_filter_defs, storage_defs  # noqa: E402
+
+DEFS.update(pod_filter_defs(STR, INT, STRMAP, ref, arr))
+DEFS.update(storage_defs(STR, INT, BOOL, STRMAP, ref, arr))
 
 # Queueing systems (queues.md): Kueue v1beta2 and v1beta1, Volcano; keyed by kind and group.
 from queue_schemas import queue_defs  # noqa: E402  (a developer script beside this one)

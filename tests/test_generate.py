@@ -29,8 +29,9 @@ GENERATOR = REPO / "scripts" / "generate_bundle.py"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except the DRA ones (it models device-plugin clusters).
 LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED)  # the optional APIs only on request
-POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "selector-mismatch", "cordoned", "untolerated-taint",
-             "no-gpu-node", "allocatable-zero", "exhausted", "unclassified", "fits-now")
+POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "volume-unbound", "selector-mismatch", "cordoned",
+             "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity", "exhausted", "unclassified",
+             "fits-now")
 GPU = "nvidia.com/gpu"
 
 

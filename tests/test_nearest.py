@@ -12,7 +12,9 @@ from __future__ import annotations
 import pytest
 
 from analyzer.classify import Classifier
+from analyzer.evidence.filters import nearest_failures
 from analyzer.evidence.nearest import failures
+from analyzer.model.pod_filters import pod_filters
 from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
@@ -75,10 +77,14 @@ def test_nearest_equals_every_check_on_every_node(generated):
         for v in analysis.verdicts:
             if "nearest" not in v.evidence or v.target.kind != "Pod":
                 continue
-            facts = PodFacts.of(v.target.spec)
+            t = v.target
+            facts = PodFacts.of(t.spec, filters=pod_filters(namespace=t.namespace, name=t.name, labels=t.labels,
+                                                            spec=t.spec, storage=c.storage, placement=c.placement))
             expected = []
             for node in c.nodes:
                 fails = failures(facts, node, c) + ([check_selector(facts, node, c)] if check_selector(facts, node, c) else [])
+                if facts.filters is not None and len(fails) < 2:
+                    fails += nearest_failures(facts, node, c, 2)
                 if len(fails) == 1:
                     expected.append(node.name)
             shown = [n["node"] for n in v.evidence["nearest"]]

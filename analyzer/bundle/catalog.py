@@ -46,6 +46,7 @@ class Kind:
 
 
 DRA_GROUP = "resource.k8s.io"
+STORAGE_GROUP = "storage.k8s.io"
 KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
@@ -59,6 +60,7 @@ def _custom(plural: str, group: str, item_kind: str, *, namespaced: bool, versio
 
 
 CLAIMS = "claims"  # needed_by: the DRA rules (a pod with resource claims)
+VOLUMES = "volumes"  # needed_by: the volume rules (a pod with a PersistentVolumeClaim)
 
 PODS = Kind(
     file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True,
@@ -108,6 +110,28 @@ DEVICETAINTRULES = Kind(
     file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
     item_kind="DeviceTaintRule", namespaced=False, version="v1beta2")
 
+# Volumes (filters.md): claims and volumes, their classes, CSI limits and storage capacity.
+PERSISTENTVOLUMECLAIMS = Kind(
+    file="persistentvolumeclaims.json", resource="persistentvolumeclaims", group="", item_kind="PersistentVolumeClaim",
+    namespaced=True, needed_by=VOLUMES, short_names=("pvc",))
+PERSISTENTVOLUMES = Kind(
+    file="persistentvolumes.json", resource="persistentvolumes", group="", item_kind="PersistentVolume",
+    namespaced=False, short_names=("pv",))
+STORAGECLASSES = Kind(
+    file="storageclasses.json", resource="storageclasses.storage.k8s.io", group=STORAGE_GROUP, item_kind="StorageClass",
+    namespaced=False, short_names=("sc",))
+CSINODES = Kind(
+    file="csinodes.json", resource="csinodes.storage.k8s.io", group=STORAGE_GROUP, item_kind="CSINode", namespaced=False)
+CSIDRIVERS = Kind(
+    file="csidrivers.json", resource="csidrivers.storage.k8s.io", group=STORAGE_GROUP, item_kind="CSIDriver",
+    namespaced=False)
+CSISTORAGECAPACITIES = Kind(
+    file="csistoragecapacities.json", resource="csistoragecapacities.storage.k8s.io", group=STORAGE_GROUP,
+    item_kind="CSIStorageCapacity", namespaced=True)
+VOLUMEATTACHMENTS = Kind(
+    file="volumeattachments.json", resource="volumeattachments.storage.k8s.io", group=STORAGE_GROUP,
+    item_kind="VolumeAttachment", namespaced=False)
+
 # Queueing systems (queues.md): Kueue (v1beta2 from v0.15, v1beta1 before; both read) and Volcano;
 # "not served" where the CRD is not installed.
 WORKLOADS = _custom("workloads", KUEUE_GROUP, "Workload", namespaced=True, version="v1beta2")
@@ -124,6 +148,8 @@ VOLCANO_JOBS = _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True, vers
 KINDS: tuple[Kind, ...] = (
     PODS, NODES, RESOURCEQUOTAS, RUNTIMECLASSES, EVENTS, REPLICASETS, JOBS, STATEFULSETS, DAEMONSETS, NAMESPACES,
     RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES, DEVICECLASSES, DEVICETAINTRULES,
+    PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, CSINODES, CSIDRIVERS, CSISTORAGECAPACITIES,
+    VOLUMEATTACHMENTS,
     WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS,
     PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
 )

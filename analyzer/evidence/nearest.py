@@ -14,13 +14,19 @@ from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules import dra_devices
+from analyzer.evidence.filters import nearest_failures
 from analyzer.rules.reason import Check, Reason
 from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
-# Which one change is nearest to running: load first, then policy, health, what a node has, and selection.
-_ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.TAINT: 1, Check.CORDON: 1, Check.DEVICE_TAINT: 1, Check.ZERO_ALLOCATABLE: 2,
-          Check.NOT_ADVERTISED: 3, Check.NO_DEVICES: 3, Check.DEVICE_SELECTORS: 4, Check.DEVICE_CONSTRAINTS: 4,
+# Which one change is nearest to running: load first, then policy, health and neighbours, what a node has, and
+# selection.
+_ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.HOST_PORT: 0, Check.RWOP: 0, Check.VOLUME_LIMIT: 0,
+          Check.TAINT: 1, Check.CORDON: 1, Check.DEVICE_TAINT: 1,
+          Check.ZERO_ALLOCATABLE: 2, Check.POD_AFFINITY: 2, Check.TOPOLOGY_SPREAD: 2,
+          Check.NOT_ADVERTISED: 3, Check.NO_DEVICES: 3,
+          Check.DEVICE_SELECTORS: 4, Check.DEVICE_CONSTRAINTS: 4, Check.VOLUME_TOPOLOGY: 4, Check.VOLUME_ZONE: 4,
+          Check.VOLUME_BINDING: 4,
           Check.SELECTOR: 5, Check.NODE_NAME: 5, Check.CLAIM_PINNED: 5}
 
 
@@ -122,6 +128,16 @@ class Nearest:
     def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
         """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
         key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
+        if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
+            full = key + (pod.filters_key, pod.node_selector, pod.affinity)  # spread reads the selector
+            found = self._failures.get(full)
+            if found is None:
+                base, _ = self._all(PodFacts.of_shape(pod))
+                c = self.cluster
+                per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
+                            for f, n in zip(base, c.nodes or [])]
+                found = self._failures[full] = (per_node, [i for i, f in enumerate(per_node) if not f])
+            return found
         found = self._failures.get(key)
         if found is None:
             c = self.cluster

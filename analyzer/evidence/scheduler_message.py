@@ -16,7 +16,8 @@ from collections import Counter
 
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster, SchedulerSaid
-from analyzer.rules.checks import AFFINITY, PodFacts, SCHEDULER_FILTERS, check_cordon, check_taint
+from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint
+from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
 from analyzer.model.target import Target
 
 

@@ -22,6 +22,8 @@ from analyzer.model.accelerators import AcceleratorConfig, is_extended
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.node_index import NodeIndex
+from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
+from analyzer.model.volumes import build_storage
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
@@ -128,6 +130,9 @@ class PodsIndex:
         self.uids: set[str] = set()
         self.asked: Target | None = None
         self._by_resources: dict[bytes, dict[str, int]] = {}
+        # Every non-terminated bound pod's labels, claims, host ports and anti-affinity (model/placement.py).
+        self.label_sets = LabelSets()
+        self.placed: list[Row] = []
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
 
     def _requests(self, spec: dict) -> dict[str, int]:
@@ -186,10 +191,13 @@ class PodsIndex:
                 used[k] = used.get(k, 0) + v
             used["pods"] = used.get("pods", 0) + 1
             self.pods_on[node].append(BoundPod(namespace=ns, name=name, phase=phase, requests=requests))
+            self.placed.append((ns, name, node, self.label_sets.id_of(meta.get("labels") or {}),
+                                claim_names(spec, name), host_ports(spec),
+                                anti_terms_json(spec) if spec.get("affinity") else b""))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
                             phase=phase, node_name=node, status=status, controller=_controller(meta),
-                            queue_hints=queue_hints(meta))
+                            queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""))
             if is_target:
                 self.targets.append(target)
             else:
@@ -218,7 +226,7 @@ class PodsIndex:
             holders[node] = rows
         specs = [(t.spec, t.status) for t in self.targets]
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states))
+                                       self.states, self.placed, self.label_sets.sets))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
@@ -229,7 +237,7 @@ class PodsIndex:
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        keys, uids, usage, holders, requests, specs, states = msgspec.msgpack.decode(bulk)
+        keys, uids, usage, holders, requests, specs, states, placed, label_sets = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -245,6 +253,9 @@ class PodsIndex:
         for node, rows in holders.items():
             self.pods_on[node].extend(BoundPod(namespace=ns, name=name, phase=phase, requests=requests[ref])
                                       for ns, name, phase, ref in rows)
+        ids = [self.label_sets.id_of(labels) for labels in label_sets]
+        self.placed.extend((ns, name, node, ids[lid], tuple(claims), tuple((pr, port, ip) for pr, port, ip in ports), anti)
+                           for ns, name, node, lid, claims, ports, anti in placed)
         for node, first in unknown.items():
             self.unknown.setdefault(node, first)
         self.targets.extend(dataclasses.replace(t, spec=spec, status=status) for t, (spec, status) in zip(bare, specs))
@@ -341,6 +352,9 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         rcs = {item["metadata"]["name"]: item for _, item in loaded.documents[RUNTIMECLASSES.name].valid_items()}
     quotas, quota_problems = _quotas(loaded)
     dra = build_dra(loaded, nodes) if nodes is not None else None
+    namespaces = loaded.documents.get("namespaces")
+    ns_labels = ({item["metadata"]["name"]: item["metadata"].get("labels") or {} for _, item in namespaces.valid_items()}
+                 if namespaces is not None else None)
     if dra is not None:
         findings.items.extend(dra.findings)
     queues = build_queues(loaded)
@@ -352,7 +366,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
-                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked)
+                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
+                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels))
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

@@ -37,8 +37,27 @@ def event_time(e: dict) -> str:
     return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
 
 
-# The events read here: the scheduler's message, and the claim controller's refusal (a claim over quota).
-EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreation")
+# The events read here: the scheduler's message, the claim controller's refusal (a claim over quota), and
+# the volume controller's and provisioners' words on a PersistentVolumeClaim (volume-unbound's evidence).
+CLAIM_EVENT_REASONS: tuple[str, ...] = ("ProvisioningFailed", "ExternalProvisioning", "WaitForFirstConsumer",
+                                        "FailedBinding", "WaitForPodScheduled")
+EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreation") + CLAIM_EVENT_REASONS
+
+
+def volume_claim_events(loaded: Loaded, keep: int = 3) -> dict[tuple[str, str], list[dict]]:
+    """The latest events of each PersistentVolumeClaim (newest first, at most `keep`)."""
+    doc = loaded.documents.get("events")
+    out: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    if doc is None:
+        return {}
+    for _, e in doc.valid_items():
+        io = e.get("involvedObject") or {}
+        if e.get("reason") not in CLAIM_EVENT_REASONS or io.get("kind") != "PersistentVolumeClaim":
+            continue
+        t = event_time(e)
+        out.setdefault((str(io.get("namespace") or ""), str(io.get("name") or "")), []).append(
+            (t, {"reason": e.get("reason"), "message": str(e.get("message") or ""), "time": t or "unknown time"}))
+    return {k: [d for _, d in sorted(v, key=lambda x: x[0], reverse=True)[:keep]] for k, v in out.items()}
 
 
 def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[tuple[str, str], SchedulerSaid]:

@@ -208,24 +208,9 @@ def required_terms(spec: dict) -> list[dict]:
 
 
 def unmodelled(spec: dict) -> list[str]:
-    """What the pod depends on that the funnel does not model (causes.md, rule 12)."""
+    """What the pod depends on that the funnel does not model (causes.md, rule 28). Volumes, inter-pod
+    affinity, topology spread and host ports are modelled (rules/volumes.py, interpod.py, spread.py, in_use.py)."""
     found: list[str] = []
-    for v in spec.get("volumes") or ():
-        if v.get("persistentVolumeClaim"):
-            found.append(f"PersistentVolumeClaim {v['persistentVolumeClaim'].get('claimName', '?')!r} (binding not in the bundle)")
-        elif v.get("ephemeral"):
-            found.append(f"generic ephemeral volume {v.get('name')!r}")
-    aff = spec.get("affinity") or {}
-    for kind in ("podAffinity", "podAntiAffinity"):
-        if (aff.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
-            found.append(f"required {kind}")
-    for t in spec.get("topologySpreadConstraints") or ():
-        if t.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule":
-            found.append(f"topology spread on {t.get('topologyKey')!r} (DoNotSchedule)")
-    for c in all_containers(spec):
-        for p in c.get("ports") or ():
-            if p.get("hostPort"):
-                found.append(f"host port {p['hostPort']} in container {c.get('name')!r}")
     name = spec.get("schedulerName")
     if name and name != "default-scheduler":
         found.append(f"schedulerName {name!r} (not the default scheduler)")

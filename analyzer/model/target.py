@@ -36,6 +36,8 @@ class Target:
     controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
     queue_hints: dict[str, str] = field(default_factory=dict)  # Kueue's queue-name label, Volcano's PodGroup
     workload: str = ""  # a queue target's Kueue Workload or Volcano PodGroup (namespace/name)
+    labels: dict = field(default_factory=dict)  # metadata.labels (inter-pod affinity and spread match on them)
+    uid: str = ""  # metadata.uid (a generic ephemeral volume's claim must be owned by its pod)
 
     @property
     def key(self) -> str:

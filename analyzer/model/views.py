@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
     from analyzer.model.queue_world import QueueWorld
+    from analyzer.model.placement import Placement
+    from analyzer.model.volumes import Storage
 
 
 
@@ -80,6 +82,8 @@ class Cluster:
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
     queues: "QueueWorld | None" = None  # Kueue and Volcano (queues.md)
+    storage: "Storage | None" = None  # claims, volumes, classes, CSI limits (model/volumes.py)
+    placement: "Placement | None" = None  # the bound pods as the inter-pod, spread and port filters count them
 
     @property
     def new_taint_wording(self) -> bool:

@@ -10,6 +10,7 @@ from analyzer.model.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.outcomes import Resolution
+    from analyzer.model.pod_filters import PodFilters
     from analyzer.rules.funnel_result import FunnelResult
 
 
@@ -21,10 +22,11 @@ class Case:
     target: Target
     cluster: Cluster
     spec: dict | None
-    funnel_of: Callable[[dict, str, "Resolution | None"], "FunnelResult"]  # shared by pods of one shape
+    funnel_of: Callable[..., "FunnelResult"]  # (spec, pin, claims, filters): shared by pods of one shape
     evidence: dict = field(default_factory=dict)
     claims: "Resolution | None" = None  # the pod's resource claims, resolved (set by the DRA rule)
     funnel: "FunnelResult | None" = None  # set by the funnel rule
+    filters: "PodFilters | None" = None  # volumes, inter-pod terms, spread, host ports (set by the volume rule)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,8 +7,8 @@ its equality is the funnel cache's key.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Callable
 
 import orjson
 
@@ -20,6 +20,7 @@ from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.model.dra.outcomes import Resolution
+from analyzer.model.pod_filters import PodFilters
 from analyzer.rules import dra_devices
 from analyzer.rules.reason import Check, Reason
 
@@ -55,13 +56,16 @@ class PodFacts:
     requests: tuple[tuple[str, int], ...]
     pin: str = ""  # spec.nodeName of an attempt: the scheduler is bypassed, only that node counts
     claims_shape: int = -1  # pods whose resource claims have the same shape share a funnel (model/dra)
+    filters_key: bytes = b""  # volumes, inter-pod terms, spread, host ports (model/pod_filters.py): alike, shared
     terms: list[dict] | None = field(default=None, compare=False)
     claims: Resolution | None = field(default=None, compare=False)
     wants: dict[str, int] = field(default_factory=dict, compare=False)
     extended: tuple[str, ...] = field(default=(), compare=False)
+    filters: PodFilters | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None) -> "PodFacts":
+    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None,
+           filters: PodFilters | None = None) -> "PodFacts":
         has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
                             .get("requiredDuringSchedulingIgnoredDuringExecution"))
         terms = required_terms(spec) if has_required else None
@@ -74,7 +78,15 @@ class PodFacts:
         return cls(node_selector=selector, affinity=affinity, tolerations=tolerations_of(spec),
                    requests=tuple(sorted(requests.items())), pin=pin, terms=terms, wants=requests,
                    extended=tuple(extended_requested(requests)), claims=claims,
-                   claims_shape=claims.shape_id if claims is not None else -1)
+                   claims_shape=claims.shape_id if claims is not None else -1,
+                   filters=filters if filters is not None and filters.key else None,
+                   filters_key=filters.key if filters is not None else b"")
+
+
+    @staticmethod
+    def of_shape(pod: "PodFacts") -> "PodFacts":
+        """The same pod without its volume, inter-pod, spread and port needs (the checks before those)."""
+        return dataclasses.replace(pod, filters=None, filters_key=b"")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,8 +240,7 @@ def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
         scheduler=tuple(insufficient(s.resource) for s in short))
 
 
-# The scheduler's filters in its own order; each node reports only its first failure
-# (framework/runtime: the default plugin order). Used to rebuild its message.
+# The scheduler's filters in its own order are listed in rules/scheduler_filters.py.
 def check_claims(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     """The scheduler's DynamicResources filter: any device step that fails on this node."""
     for check in (dra_devices.no_devices, dra_devices.device_selectors, dra_devices.device_taints, dra_devices.devices_free):
@@ -237,8 +248,3 @@ def check_claims(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
         if reason is not None:
             return reason
     return None
-
-
-SCHEDULER_FILTERS: tuple[Callable[[PodFacts, NodeView, Cluster], Reason | None], ...] = (
-    check_cordon, check_node_name, check_taint, check_affinity, check_fit, check_claims,
-)

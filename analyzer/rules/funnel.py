@@ -25,6 +25,10 @@ from analyzer.rules.funnel_result import FunnelResult, StageResult
 from analyzer.rules.reason import Check, Reason
 from analyzer.rules.checks import (AFFINITY, NODE_NAME, PodFacts, check_advertised, check_allocatable,
                                    check_device_selectors, check_fit, check_policy, check_selector)
+from analyzer.rules.in_use import check_in_use, in_use_applies
+from analyzer.rules.interpod import check_interpod, interpod_applies
+from analyzer.rules.spread import check_spread, spread_applies
+from analyzer.rules.volumes import check_volume_topology, volumes_apply
 
 def _policy_word(removed: list[Reason]) -> str:
     return words.CORDONED if all(r.check is Check.CORDON for r in removed) else words.UNTOLERATED_TAINT
@@ -36,16 +40,23 @@ class Stage:
     word: str
     check: Callable[[PodFacts, NodeView, Cluster], Reason | None]
     word_for: Callable[[list[Reason]], str] | None = None
+    # A stage that cannot remove a node for this pod is left out of its funnel (and of the evidence).
+    applies: Callable[[PodFacts, Cluster], bool] | None = None
 
 
-# causes.md v2: what the pod selects (8), what the node has (9, 10), policy (11, 12), health (13), load (14).
+# causes.md v3: what the pod selects (15), what the node has (16-18), where its data lives (19), policy (20, 21),
+# health (22), where other pods are (23, 24), load (25: resources, then ports, ReadWriteOncePod and CSI limits).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
     Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised),
     Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors),
+    Stage(name="volumes", word=words.VOLUME_NODE_CONFLICT, check=check_volume_topology, applies=volumes_apply),
     Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),
     Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
+    Stage(name="pod-affinity", word=words.POD_AFFINITY, check=check_interpod, applies=interpod_applies),
+    Stage(name="topology-spread", word=words.TOPOLOGY_SPREAD, check=check_spread, applies=spread_applies),
     Stage(name="fit", word=words.EXHAUSTED, check=check_fit),
+    Stage(name="in-use", word=words.EXHAUSTED, check=check_in_use, applies=in_use_applies),
 )
 
 
@@ -78,6 +89,8 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> Funnel
     candidates = first.kept
     fit_candidates: list[NodeView] = []
     for stage in STAGES[1:]:
+        if stage.applies is not None and not stage.applies(pod, cluster):
+            continue
         if stage.name == "fit":
             fit_candidates = candidates
         kept: list[NodeView] = []
@@ -106,6 +119,11 @@ _HEAD = {
     "taints": "every candidate ({n}) is excluded by a taint or cordon",
     "allocatable": "every candidate ({n}) reports allocatable 0",
     "fit": "no candidate ({n}) has room",
+    "volumes": "the pod's volumes cannot be used on any candidate ({n})",
+    "pod-affinity": "every candidate ({n}) breaks a required inter-pod rule",
+    "topology-spread": "every candidate ({n}) would break a DoNotSchedule topology spread constraint",
+    "in-use": "on every candidate ({n}) another pod holds what it needs (a host port, a ReadWriteOncePod claim, "
+              "the CSI volume limit)",
 }
 
 
@@ -166,7 +184,7 @@ def decide(case: Case) -> Decision | None:
         why = (f"cannot run the node funnel: {c.why_missing('nodes')}" if c.nodes is None
                else "nodes.json lists no usable node: nothing to judge the pod against")
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason=why)
-    funnel = case.funnel = case.funnel_of(case.spec or {}, "" if t.created else t.node_name, case.claims)
+    funnel = case.funnel = case.funnel_of(case.spec or {}, "" if t.created else t.node_name, case.claims, case.filters)
     facts = funnel.facts
     ev["requests"] = {r: format_units(r, v) for r, v in facts.requests if v}
     if funnel.word is None:

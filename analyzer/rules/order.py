@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analyzer import words as w
-from analyzer.rules import admission, dra, funnel, intent, queues, readable, rest
+from analyzer.rules import admission, dra, funnel, intent, queues, readable, rest, volumes
 from analyzer.rules.case import Case, Decision
 
 
@@ -36,8 +36,10 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="6", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     Rule(rows="10", words=(w.NODE_SIDE,), decide=intent.node_side),
     Rule(rows="11-12", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
-    Rule(rows="15-25", words=tuple(s.word for s in funnel.STAGES[:3]) + (w.CORDONED,) +
-         tuple(s.word for s in funnel.STAGES[3:]), decide=funnel.decide),
+    Rule(rows="13-14", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
+    Rule(rows="15-25", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
+                                                 ((w.CORDONED, s.word) if s.name == "taints" else (s.word,)))),
+         decide=funnel.decide),
     Rule(rows="25", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
     Rule(rows="28-29", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )

@@ -22,6 +22,14 @@ class Check(StrEnum):
     ZERO_ALLOCATABLE = "zero-allocatable"
     FIT = "fit"
     DEVICES = "devices"
+    VOLUME_TOPOLOGY = "volume-topology"
+    VOLUME_ZONE = "volume-zone"
+    VOLUME_BINDING = "volume-binding"
+    POD_AFFINITY = "pod-affinity"
+    TOPOLOGY_SPREAD = "topology-spread"
+    HOST_PORT = "host-port"
+    RWOP = "rwop"
+    VOLUME_LIMIT = "volume-limit"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

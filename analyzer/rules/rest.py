@@ -30,6 +30,8 @@ def decide(case: Case) -> Decision:
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
                         reason=f"only {some_names(unknown)} could take it, and an invalid pod bound there hides its usage")
     needs = unmodelled(case.spec or {})
+    f = case.filters
+    needs += sorted({t.unknown for t in (f.affinity + f.anti if f is not None else ()) if t.unknown})
     ev["fits_on"] = fits[:50]
     if needs:
         ev["not_modelled"] = needs

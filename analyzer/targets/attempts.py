@@ -137,10 +137,16 @@ def attempts_from(docs: list[dict], label: str, answer: dict | None, default_ns:
                               created=False, source=label + (f" {prefix[0]}" if prefix else ""), answer=answer,
                               server_text=text,
                               node_name=str(spec.get("nodeName") or "") if isinstance(spec, dict) else "",
-                              invalid=violations(label, findings)))
+                              invalid=violations(label, findings),
+                              labels=_labels(pod.get("metadata"))))
     if not out:
         raise UsageError(f"{label}: no Pod (or workload with a pod template) in it")
     return out
+
+
+def _labels(meta: object) -> dict:
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
 @dataclass(frozen=True, kw_only=True)

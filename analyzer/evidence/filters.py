@@ -1,0 +1,120 @@
+"""Evidence for the volume, inter-pod and spread stages (filters.md "Evidence"), made once per pod shape: where
+the pod's volumes can be used beside where the candidates are, each inter-pod term with the pods it counts per
+domain, each spread constraint's count per domain and the skew the pod would make; and the PreFilter sentence of
+the volume plugin as the server version writes it.
+"""
+
+from __future__ import annotations
+
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster
+from analyzer.model.volumes import ZONE_LABELS
+from analyzer.rules import interpod, spread
+from analyzer.rules.checks import PodFacts
+from analyzer.rules.funnel_result import FunnelResult
+from analyzer.rules.in_use import check_in_use
+from analyzer.rules.interpod import check_interpod
+from analyzer.rules.reason import Reason
+from analyzer.rules.spread import check_spread
+from analyzer.rules.volumes import _terms_text, check_volume_topology, volume_usable
+from analyzer.rules.volumes import state as volume_state
+
+NAMES = 20  # nodes or pods named per item; the rest counted
+
+
+def prefilter_message(cluster: Cluster, sentence: str) -> str:
+    """A PreFilter rejection replaces the per-node counts. On v1.36 the DRA plugin's PostFilter then fails on
+    its missing state and the message ends in a bare `not found` (seen on a real v1.36.2 scheduler)."""
+    n = len(cluster.nodes or ())
+    tail = " not found" if cluster.server_minor is None or cluster.server_minor >= 36 else ""
+    return f"0/{n} nodes are available: {sentence}.{tail}"
+
+
+def _candidates(funnel: FunnelResult, stage: str) -> list[str]:
+    for st in funnel.stages:
+        if st.name == stage:
+            return [n for n, _ in st.removed] + [n.name for n in st.kept]
+    return []
+
+
+def _zones(cluster: Cluster, names: list[str]) -> dict[str, int]:
+    """How many of these nodes are in each zone (topology.kubernetes.io/zone), "(no zone)" for the rest."""
+    out: dict[str, int] = {}
+    for name in names:
+        node = cluster.nodes_by_name.get(name)
+        zone = node.labels.get(ZONE_LABELS[0], "(no zone)") if node is not None else "(no zone)"
+        out[zone] = out.get(zone, 0) + 1
+    return out
+
+
+def _volumes(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
+    bound, delayed = volume_state(funnel.facts, cluster)
+    nodes = cluster.nodes or []
+    candidates = _candidates(funnel, "volumes")
+    out = []
+    for b in bound:
+        usable = [n.name for n in nodes if volume_usable(b.volume, n)]
+        zones = {k: v for k, v in b.volume.labels.items() if k in ZONE_LABELS}
+        out.append({"claim": b.claim.key, "volume": b.volume.name, "node_affinity": _terms_text(b.volume.terms),
+                    "zone_labels": zones, "usable_on": usable[:NAMES], "usable_on_count": len(usable),
+                    "candidates": candidates[:NAMES], "candidates_by_zone": _zones(cluster, candidates)})
+    for d in delayed:
+        usable = sorted({n.name for v in d.candidates for n in nodes if volume_usable(v, n)})
+        out.append({"claim": d.claim.key, "storageClassName": d.class_name, "provisioner": d.provisioner or None,
+                    "available_volumes": [{"volume": v.name, "node_affinity": _terms_text(v.terms)}
+                                          for v in d.candidates[:NAMES]],
+                    "usable_on": usable[:NAMES], "usable_on_count": len(usable),
+                    "candidates": candidates[:NAMES], "candidates_by_zone": _zones(cluster, candidates)})
+    return out
+
+
+def _inter_pod(cluster: Cluster, funnel: FunnelResult) -> dict:
+    s = interpod.state(funnel.facts, cluster)
+    out: dict = {}
+    if s.affinity:
+        out["affinity"] = [{"term": str(t), "pods_per_domain": dict(sorted(c.items())[:NAMES]),
+                            "some": {k: v for k, v in sorted(n.items())[:NAMES]}} for t, c, n in s.affinity]
+        out["first_of_group"] = not s.affinity_anywhere and s.self_match
+    if s.anti:
+        out["anti_affinity"] = [{"term": str(t), "pods_per_domain": dict(sorted(c.items())[:NAMES]),
+                                 "some": {k: v for k, v in sorted(n.items())[:NAMES]}} for t, c, n in s.anti]
+    if s.forbidden:
+        out["existing_anti_affinity"] = [{"domain": f"{k}={v}", "pods": pods, "term": term}
+                                         for (k, v), (pods, term) in sorted(s.forbidden.items())[:NAMES]]
+    if s.unknown:
+        out["not_judged"] = s.unknown
+    return out
+
+
+def filter_evidence(cluster: Cluster, funnel: FunnelResult) -> dict:
+    f = funnel.facts.filters
+    out: dict = {}
+    if f is None:
+        return out
+    if f.claims and any(st.name == "volumes" and st.removed for st in funnel.stages):
+        out["volume_topology"] = _volumes(cluster, funnel)
+    if (f.affinity or f.anti or cluster.placement is not None and cluster.placement.anti) and \
+            any(st.name == "pod-affinity" and st.removed for st in funnel.stages):
+        out["inter_pod"] = _inter_pod(cluster, funnel)
+    if f.spread and any(st.name == "topology-spread" for st in funnel.stages):
+        out["topology_spread"] = spread.evidence(funnel.facts, cluster)
+    return out
+
+
+_STAGE_CHECKS = (("volumes", check_volume_topology), ("pod-affinity", check_interpod),
+                 ("topology-spread", check_spread), ("in-use", check_in_use))
+
+
+def nearest_failures(pod: PodFacts, node: NodeView, cluster: Cluster, room: int) -> list[Reason]:
+    """The volume, inter-pod, spread and in-use checks this node fails (at most `room`), worded for the
+    nearest-nodes list: "only <what>"."""
+    out: list[Reason] = []
+    if pod.filters is None:
+        return out
+    for _, check in _STAGE_CHECKS:
+        r = check(pod, node, cluster)
+        if r is not None:
+            out.append(Reason(check=r.check, text=f"only {r.text}"))
+            if len(out) >= room:
+                break
+    return out

@@ -1,0 +1,107 @@
+"""Topology spread (causes.md v3 row 24, `topology-spread`; filters.md): every DoNotSchedule constraint.
+
+Source: kubernetes pkg/scheduler/framework/plugins/podtopologyspread/filtering.go (calPreFilterState, Filter) and
+common.go. The pods matching the constraint's selector in the pod's namespace are counted per domain of the
+topology key, over the nodes that carry every constraint's key and pass the node inclusion policies
+(nodeAffinityPolicy Honor: the pod's nodeSelector and required node affinity; nodeTaintsPolicy Honor: its
+tolerations); a domain with eligible nodes and no pod counts 0. A node fails when it lacks the key (`missing
+required label`) or when its domain's count + 1 (if the pod matches its own selector) - the minimum over the
+domains > maxSkew; with minDomains above the number of domains the minimum is 0. The cluster's default
+constraints are ScheduleAnyway unless configured otherwise: they never block, and are not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.model.matching import selector_matches, untolerated
+from analyzer.model.nodes import NodeView
+from analyzer.model.pod_filters import SpreadConstraint
+from analyzer.model.views import Cluster
+from analyzer.rules.checks import PodFacts
+from analyzer.rules.reason import Check, Reason
+
+SPREAD = "node(s) didn't match pod topology spread constraints"  # podtopologyspread.ErrReasonConstraintsNotMatch
+SPREAD_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Domains:
+    constraint: SpreadConstraint
+    counts: dict[str, int]  # domain value -> matching pods (every eligible domain, 0 included)
+    minimum: int | None  # None: no eligible domain (the constraint cannot fail on skew)
+    names: dict[str, list[str]]  # domain value -> the first few matching pods
+
+
+def state(pod: PodFacts, cluster: Cluster) -> list[Domains]:
+    cached = pod.__dict__.get("_spread")
+    if cached is not None:
+        return cached
+    out: list[Domains] = []
+    f, placement = pod.filters, cluster.placement
+    if f is not None and f.spread and placement is not None:
+        keys = [c.topology_key for c in f.spread]
+        selector = dict(pod.node_selector)
+        for c in f.spread:
+            m = placement.match(((c.selector, frozenset((f.namespace,))),))
+            counts: dict[str, int] = {}
+            names: dict[str, list[str]] = {}
+            for node in cluster.nodes or ():
+                if not all(k in node.labels for k in keys):
+                    continue
+                if c.honor_affinity and not selector_matches(selector, pod.terms, node.labels, node.name):
+                    continue
+                if c.honor_taints and untolerated(node.taints, pod.tolerations):
+                    continue
+                value = node.labels[c.topology_key]
+                counts[value] = counts.get(value, 0) + m.counts.get(node.name, 0)
+                shown = names.setdefault(value, [])
+                shown.extend(m.names.get(node.name, [])[: 3 - len(shown)])
+            minimum = min(counts.values()) if counts else None
+            if minimum is not None and c.min_domains and len(counts) < c.min_domains:
+                minimum = 0
+            out.append(Domains(constraint=c, counts=counts, minimum=minimum, names=names))
+    pod.__dict__["_spread"] = out
+    return out
+
+
+def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] | None:
+    for d in state(pod, cluster):
+        c = d.constraint
+        value = node.labels.get(c.topology_key)
+        if value is None:
+            return SPREAD_MISSING_LABEL, f"topology spread ({c}): the node has no label {c.topology_key}"
+        if d.minimum is None:
+            continue
+        here = d.counts.get(value, 0)
+        skew = here + (1 if c.self_match else 0) - d.minimum
+        if skew > c.max_skew:
+            low = "minDomains not reached, so the minimum is 0" if (c.min_domains and len(d.counts) < c.min_domains) \
+                else f"the least loaded domain has {d.minimum}"
+            return SPREAD, (f"topology spread ({c}): {c.topology_key}={value} has {here} matching pod(s), {low}: "
+                            f"skew {skew} > maxSkew {c.max_skew}")
+    return None
+
+
+def spread_applies(pod: PodFacts, cluster: Cluster) -> bool:
+    return pod.filters is not None and bool(pod.filters.spread) and not pod.pin
+
+
+def check_spread(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """Row 24, and the scheduler's PodTopologySpread filter."""
+    if not spread_applies(pod, cluster):
+        return None
+    found = failure(pod, node, cluster)
+    return Reason(check=Check.TOPOLOGY_SPREAD, text=found[1], scheduler=(found[0],)) if found else None
+
+
+def evidence(pod: PodFacts, cluster: Cluster) -> list[dict]:
+    """Per constraint: the count per domain and the skew the pod would make there."""
+    out = []
+    for d in state(pod, cluster):
+        c = d.constraint
+        self_n = 1 if c.self_match else 0
+        out.append({"constraint": str(c), "minimum": d.minimum, "domains": [
+            {"domain": f"{c.topology_key}={v}", "pods": n, "skew_with_pod": None if d.minimum is None else n + self_n - d.minimum,
+             "some": d.names.get(v, [])} for v, n in sorted(d.counts.items())[:50]]})
+    return out
