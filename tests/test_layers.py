@@ -89,3 +89,18 @@ def test_no_module_over_400_lines():
     long = {str(p.relative_to(REPO)): n for p in [*ANALYZER.rglob("*.py"), *(REPO / "scripts").rglob("*.py")]
             if p not in ONE_FILE_BY_DESIGN and (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_bundle_file_names_are_written_only_in_the_catalog():
+    """A kind's file is named once (bundle/catalog.py); everything else takes it from there."""
+    from analyzer.bundle.catalog import KINDS
+
+    files = {k.file for k in KINDS}
+    found = []
+    for path in ANALYZER.rglob("*.py"):
+        if path == ANALYZER / "bundle" / "catalog.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in files:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.value}")
+    assert found == []

@@ -27,7 +27,7 @@ EXTRA_GPU_LABELS = ("cloud.google.com/gke-accelerator",)
 
 
 COLLECTED = "collected"
-_COMPARED = ("pods.json", "nodes.json", "resourcequotas.json")
+_COMPARED = (PODS.file, NODES.file, RESOURCEQUOTAS.file)
 
 
 def _files(bundle: Bundle) -> dict[str, str]:

@@ -15,7 +15,7 @@ from fractions import Fraction
 import msgspec
 import orjson
 
-from analyzer.bundle.catalog import NODES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
+from analyzer.bundle.catalog import NAMESPACES, NODES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
@@ -352,7 +352,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         rcs = {item["metadata"]["name"]: item for _, item in loaded.documents[RUNTIMECLASSES.name].valid_items()}
     quotas, quota_problems = _quotas(loaded)
     dra = build_dra(loaded, nodes) if nodes is not None else None
-    namespaces = loaded.documents.get("namespaces")
+    namespaces = loaded.documents.get(NAMESPACES.name)
     ns_labels = ({item["metadata"]["name"]: item["metadata"].get("labels") or {} for _, item in namespaces.valid_items()}
                  if namespaces is not None else None)
     if dra is not None:

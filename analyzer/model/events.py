@@ -46,7 +46,7 @@ EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreati
 
 def volume_claim_events(loaded: Loaded, keep: int = 3) -> dict[tuple[str, str], list[dict]]:
     """The latest events of each PersistentVolumeClaim (newest first, at most `keep`)."""
-    doc = loaded.documents.get("events")
+    doc = loaded.documents.get(EVENTS.name)
     out: dict[tuple[str, str], list[tuple[str, dict]]] = {}
     if doc is None:
         return {}

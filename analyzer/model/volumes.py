@@ -12,13 +12,15 @@ import math
 from dataclasses import dataclass, field
 
 from analyzer.bundle.validation import Loaded
+from analyzer.bundle.catalog import (CSIDRIVERS, CSINODES, CSISTORAGECAPACITIES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES,
+                                     STORAGECLASSES, VOLUMEATTACHMENTS)
 from analyzer.model import quantity
 from analyzer.model.events import volume_claim_events
 from analyzer.model.labels import Selector, selector_of
 from analyzer.model.quantity import QuantityError
 
-FILES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses", "csinodes", "csidrivers",
-         "csistoragecapacities", "volumeattachments")
+FILES = tuple(k.name for k in (PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, CSINODES, CSIDRIVERS,
+                                CSISTORAGECAPACITIES, VOLUMEATTACHMENTS))
 NO_PROVISIONER = "kubernetes.io/no-provisioner"  # volume.NotSupportedProvisioner
 WFFC = "WaitForFirstConsumer"
 RWOP = "ReadWriteOncePod"
@@ -155,44 +157,44 @@ def _volume(item: dict) -> Volume:
 def build_storage(loaded: Loaded) -> Storage:
     docs = loaded.documents
     st = Storage(missing={k: loaded.why_missing(k) for k in FILES if k not in docs}, events=volume_claim_events(loaded))
-    if "persistentvolumeclaims" in docs:
-        doc = docs["persistentvolumeclaims"]
+    if PERSISTENTVOLUMECLAIMS.name in docs:
+        doc = docs[PERSISTENTVOLUMECLAIMS.name]
         for i, item in doc.valid_items():
             c = _claim(item, f"{doc.file} {doc.item_path(i)}")
             st.claims[(c.namespace, c.name)] = c
-    if "persistentvolumes" in docs:
-        for _, item in docs["persistentvolumes"].valid_items():
+    if PERSISTENTVOLUMES.name in docs:
+        for _, item in docs[PERSISTENTVOLUMES.name].valid_items():
             v = _volume(item)
             st.volumes[v.name] = v
             st.by_class.setdefault(v.storage_class, []).append(v)  # pvCache.ListPVs(class): claimRef decides later
-    if "storageclasses" in docs:
-        for _, item in docs["storageclasses"].valid_items():
+    if STORAGECLASSES.name in docs:
+        for _, item in docs[STORAGECLASSES.name].valid_items():
             meta = item["metadata"]
             st.classes[meta["name"]] = StorageClass(
                 name=meta["name"], provisioner=str(item.get("provisioner") or ""),
                 binding_mode=str(item.get("volumeBindingMode") or "Immediate"),
                 allowed_topologies=list(item.get("allowedTopologies") or ()),
                 default=(meta.get("annotations") or {}).get(DEFAULT_CLASS) == "true")
-    if "csidrivers" in docs:
-        for _, item in docs["csidrivers"].valid_items():
+    if CSIDRIVERS.name in docs:
+        for _, item in docs[CSIDRIVERS.name].valid_items():
             st.drivers[item["metadata"]["name"]] = bool((item.get("spec") or {}).get("storageCapacity"))
-    if "csinodes" in docs:
-        for _, item in docs["csinodes"].valid_items():
+    if CSINODES.name in docs:
+        for _, item in docs[CSINODES.name].valid_items():
             counts = {}
             for d in (item.get("spec") or {}).get("drivers") or ():
                 count = (d.get("allocatable") or {}).get("count")
                 if count is not None:
                     counts[d["name"]] = count
             st.limits[item["metadata"]["name"]] = counts
-    if "csistoragecapacities" in docs:
-        for _, item in docs["csistoragecapacities"].valid_items():
+    if CSISTORAGECAPACITIES.name in docs:
+        for _, item in docs[CSISTORAGECAPACITIES.name].valid_items():
             st.capacities.append(Capacity(
                 name=f"{item['metadata']['namespace']}/{item['metadata']['name']}",
                 storage_class=item["storageClassName"], topology=selector_of(item.get("nodeTopology")),
                 capacity=_bytes(item["capacity"]) if item.get("capacity") is not None else None,
                 maximum=_bytes(item["maximumVolumeSize"]) if item.get("maximumVolumeSize") is not None else None))
-    if "volumeattachments" in docs:
-        for _, item in docs["volumeattachments"].valid_items():
+    if VOLUMEATTACHMENTS.name in docs:
+        for _, item in docs[VOLUMEATTACHMENTS.name].valid_items():
             spec = item.get("spec") or {}
             pv = (spec.get("source") or {}).get("persistentVolumeName")
             if pv and spec.get("nodeName"):

@@ -10,6 +10,8 @@ any other field is refused with 400, as the real server does ("field label not s
 
 from __future__ import annotations
 
+from analyzer.bundle.catalog import EVENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS, RESOURCESLICES
+
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -121,7 +123,7 @@ _COMMON = {"metadata.name": _path("metadata", "name"), "metadata.namespace": _pa
 
 # The fields each kind's real registry strategy makes selectable (GetAttrs / ToSelectableFields).
 FIELDS: dict[str, dict[str, Callable[[dict], Any]]] = {
-    "pods": {  # pkg/registry/core/pod/strategy.go ToSelectableFields
+    PODS.name: {  # pkg/registry/core/pod/strategy.go ToSelectableFields
         "spec.nodeName": _path("spec", "nodeName"),
         "spec.restartPolicy": _path("spec", "restartPolicy"),
         "spec.schedulerName": _path("spec", "schedulerName"),
@@ -131,8 +133,8 @@ FIELDS: dict[str, dict[str, Callable[[dict], Any]]] = {
         "status.podIP": _path("status", "podIP"),
         "status.nominatedNodeName": _path("status", "nominatedNodeName"),
     },
-    "nodes": {"spec.unschedulable": _path("spec", "unschedulable")},  # pkg/registry/core/node/strategy.go
-    "events": {  # pkg/registry/core/event/strategy.go ToSelectableFields
+    NODES.name: {"spec.unschedulable": _path("spec", "unschedulable")},  # pkg/registry/core/node/strategy.go
+    EVENTS.name: {  # pkg/registry/core/event/strategy.go ToSelectableFields
         **{f"involvedObject.{k}": _path("involvedObject", k)
            for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
         "reason": _path("reason"),
@@ -140,10 +142,10 @@ FIELDS: dict[str, dict[str, Callable[[dict], Any]]] = {
         "source": _path("source", "component"),
         "type": _path("type"),
     },
-    "namespaces": {"status.phase": _path("status", "phase")},  # pkg/registry/core/namespace/strategy.go
-    "jobs": {"status.successful": _path("status", "succeeded")},  # pkg/registry/batch/job/strategy.go
-    "replicasets": {"status.replicas": _path("status", "replicas")},  # pkg/registry/apps/replicaset/strategy.go
-    "resourceslices": {  # pkg/registry/resource/resourceslice/strategy.go
+    NAMESPACES.name: {"status.phase": _path("status", "phase")},  # pkg/registry/core/namespace/strategy.go
+    JOBS.name: {"status.successful": _path("status", "succeeded")},  # pkg/registry/batch/job/strategy.go
+    REPLICASETS.name: {"status.replicas": _path("status", "replicas")},  # pkg/registry/apps/replicaset/strategy.go
+    RESOURCESLICES.name: {  # pkg/registry/resource/resourceslice/strategy.go
         "spec.nodeName": _path("spec", "nodeName"),
         "spec.driver": _path("spec", "driver"),
     },

@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
+from analyzer.bundle.catalog import (DAEMONSETS, EVENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS, RESOURCECLAIMS,
+                                     RESOURCEQUOTAS, RESOURCESLICES, RUNTIMECLASSES, STATEFULSETS)
 from analyzer.replay.humantime import human_duration, since
 from analyzer.replay.store import parse_time
 from analyzer.replay.cells import (Column, Row, age, as_dict, as_int, as_list, as_str, column, dig, format_label_selector,
@@ -178,33 +180,33 @@ NAME = ("Name", "string", 0)
 AGE = column("Age")
 
 TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
-    "pods": ([NAME, column("Ready"), column("Status"), column("Restarts"), AGE, column("IP", priority=1),
+    PODS.name: ([NAME, column("Ready"), column("Status"), column("Restarts"), AGE, column("IP", priority=1),
               column("Node", priority=1), column("Nominated Node", priority=1), column("Readiness Gates", priority=1)], pod_row),
-    "nodes": ([NAME, column("Status"), column("Roles"), AGE, column("Version"), column("Internal-IP", priority=1),
+    NODES.name: ([NAME, column("Status"), column("Roles"), AGE, column("Version"), column("Internal-IP", priority=1),
                column("External-IP", priority=1), column("OS-Image", priority=1), column("Kernel-Version", priority=1),
                column("Container-Runtime", priority=1)], node_row),
-    "events": ([column("Last Seen"), column("Type"), column("Reason"), column("Object"), column("Subobject", priority=1),
+    EVENTS.name: ([column("Last Seen"), column("Type"), column("Reason"), column("Object"), column("Subobject", priority=1),
                 column("Source", priority=1), column("Message"), column("First Seen", priority=1),
                 column("Count", priority=1), column("Name", priority=1)], event_row),
-    "namespaces": ([NAME, column("Status"), AGE],
+    NAMESPACES.name: ([NAME, column("Status"), AGE],
                    lambda ns, now: [as_str(dig(ns, "metadata", "name")), as_str(dig(ns, "status", "phase")), age(ns, now)]),
-    "resourcequotas": ([NAME, AGE, column("Request"), column("Limit")], quota_row),
-    "runtimeclasses": ([NAME, column("Handler"), AGE],
+    RESOURCEQUOTAS.name: ([NAME, AGE, column("Request"), column("Limit")], quota_row),
+    RUNTIMECLASSES.name: ([NAME, column("Handler"), AGE],
                        lambda rc, now: [as_str(dig(rc, "metadata", "name")), as_str(rc.get("handler")), age(rc, now)]),
-    "replicasets": ([NAME, column("Desired", "integer"), column("Current", "integer"), column("Ready", "integer"), AGE,
+    REPLICASETS.name: ([NAME, column("Desired", "integer"), column("Current", "integer"), column("Ready", "integer"), AGE,
                      column("Containers", priority=1), column("Images", priority=1), column("Selector", priority=1)],
                     replicaset_row),
-    "statefulsets": ([NAME, column("Ready"), AGE, column("Containers", priority=1), column("Images", priority=1)],
+    STATEFULSETS.name: ([NAME, column("Ready"), AGE, column("Containers", priority=1), column("Images", priority=1)],
                      statefulset_row),
-    "daemonsets": ([NAME, column("Desired", "integer"), column("Current", "integer"), column("Ready", "integer"),
+    DAEMONSETS.name: ([NAME, column("Desired", "integer"), column("Current", "integer"), column("Ready", "integer"),
                     column("Up-to-date", "integer"), column("Available", "integer"), column("Node Selector"), AGE,
                     column("Containers", priority=1), column("Images", priority=1), column("Selector", priority=1)],
                    daemonset_row),
-    "jobs": ([NAME, column("Status"), column("Completions"), column("Duration"), AGE, column("Containers", priority=1),
+    JOBS.name: ([NAME, column("Status"), column("Completions"), column("Duration"), AGE, column("Containers", priority=1),
               column("Images", priority=1), column("Selector", priority=1)], job_row),
-    "resourceclaims": ([NAME, column("State"), AGE],
+    RESOURCECLAIMS.name: ([NAME, column("State"), AGE],
                        lambda c, now: [as_str(dig(c, "metadata", "name")), claim_state(c), age(c, now)]),
-    "resourceslices": ([NAME, column("Node"), column("Driver"), column("Pool"), AGE],
+    RESOURCESLICES.name: ([NAME, column("Node"), column("Driver"), column("Pool"), AGE],
                        lambda s, now: [as_str(dig(s, "metadata", "name")), as_str(dig(s, "spec", "nodeName")),
                                        as_str(dig(s, "spec", "driver")), as_str(dig(s, "spec", "pool", "name")), age(s, now)]),
 }

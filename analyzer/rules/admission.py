@@ -237,7 +237,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
     if rc_holds is None and not text_past_rc:
         ev["missing"] = RUNTIMECLASSES.file
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE,
-                               reason=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing('runtimeclasses')}", evidence=ev)
+                               reason=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing(RUNTIMECLASSES.name)}", evidence=ev)
 
     q_holds = bool(q_findings) if q_findings is not None else None
     if q_holds or text_quota:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer import words
+from analyzer.bundle.catalog import PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES
 from analyzer.model.matching import term_matches
 from analyzer.model.nodes import NodeView
 from analyzer.model.pod_filters import ClaimUse, pod_filters
@@ -53,11 +54,11 @@ def decide(case: Case) -> Decision | None:
     uses = case.filters.claims
     if not uses or st is None:
         return None
-    if "persistentvolumeclaims" in st.missing:
-        ev["missing"] = "persistentvolumeclaims.json"
+    if PERSISTENTVOLUMECLAIMS.name in st.missing:
+        ev["missing"] = PERSISTENTVOLUMECLAIMS.file
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
                         reason=f"the pod uses PersistentVolumeClaim {uses[0].name!r}, but "
-                               f"{st.missing['persistentvolumeclaims']} (collected by an older collector?)")
+                               f"{st.missing[PERSISTENTVOLUMECLAIMS.name]} (collected by an older collector?)")
     for use in uses:
         found = _missing_claim(use, t.uid)
         if found is not None:
@@ -69,16 +70,16 @@ def decide(case: Case) -> Decision | None:
         if claim is None or claim.bound:  # (an ephemeral volume's claim the controller has not made yet)
             continue
         cls = st.class_of(claim)
-        if cls and "storageclasses" in st.missing:
-            ev["missing"] = "storageclasses.json"
+        if cls and STORAGECLASSES.name in st.missing:
+            ev["missing"] = STORAGECLASSES.file
             return Decision(word=words.INSUFFICIENT_EVIDENCE,
                             reason=f"claim {claim.key} is unbound and names StorageClass {cls!r}, but "
-                                   f"{st.missing['storageclasses']}")
+                                   f"{st.missing[STORAGECLASSES.name]}")
         if cls and cls not in st.classes:
             ev["volume_claims"] = [_claim_evidence(u, st) for u in uses]
             ev["prefilter"] = UNBOUND_IMMEDIATE  # a missing class counts as Immediate (seen on v1.36.2)
             return Decision(word=words.NO_VOLUMECLAIM,
-                            reason=f"claim {claim.key} names StorageClass {cls!r}, which is not in storageclasses.json")
+                            reason=f"claim {claim.key} names StorageClass {cls!r}, which is not in {STORAGECLASSES.file}")
     for use in uses:
         claim = use.claim
         decision = _unbound(claim, st, ev, uses) if claim is not None else None
@@ -91,7 +92,7 @@ def _missing_claim(use: ClaimUse, pod_uid: str) -> str | None:
     if use.claim is None:
         if use.ephemeral:
             return None  # the ephemeral volume controller makes it; the scheduler waits for it
-        return f"PersistentVolumeClaim {use.key} (volume {use.volume!r}) is not in persistentvolumeclaims.json"
+        return f"PersistentVolumeClaim {use.key} (volume {use.volume!r}) is not in {PERSISTENTVOLUMECLAIMS.file}"
     if use.ephemeral and pod_uid and pod_uid not in use.claim.owners:
         # ephemeral.VolumeIsForPod: a claim of that name owned by someone else
         return f"PVC {use.key} was not created for the pod (generic ephemeral volume {use.volume!r})"
@@ -100,15 +101,15 @@ def _missing_claim(use: ClaimUse, pod_uid: str) -> str | None:
 
 def _unbound(claim: Claim, st: Storage, ev: dict, uses: tuple[ClaimUse, ...]) -> Decision | None:
     if claim.bound:
-        if "persistentvolumes" in st.missing:
-            ev["missing"] = "persistentvolumes.json"
+        if PERSISTENTVOLUMES.name in st.missing:
+            ev["missing"] = PERSISTENTVOLUMES.file
             return Decision(word=words.INSUFFICIENT_EVIDENCE,
-                            reason=f"claim {claim.key} is bound to {claim.volume_name!r}, but {st.missing['persistentvolumes']}")
+                            reason=f"claim {claim.key} is bound to {claim.volume_name!r}, but {st.missing[PERSISTENTVOLUMES.name]}")
         if claim.volume_name not in st.volumes:
             ev["volume_claims"] = [_claim_evidence(u, st) for u in uses]
             return Decision(word=words.VOLUME_UNBOUND,
                             reason=f"claim {claim.key} is bound to PersistentVolume {claim.volume_name!r}, "
-                                   f"which is not in persistentvolumes.json")
+                                   f"which is not in {PERSISTENTVOLUMES.file}")
         return None
     cls = st.classes.get(st.class_of(claim))
     if cls is not None and cls.binding_mode == WFFC and not claim.volume_name:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from analyzer.bundle.catalog import JOBS
 from analyzer.bundle.validation import Loaded
 from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QUEUE_LABEL, QueueWorld
@@ -22,7 +23,7 @@ def queued_owners(loaded: Loaded, world: QueueWorld | None) -> list[Target]:
     if world is None:
         return []
     k, out, seen = world.kueue, [], set()
-    doc = loaded.documents.get("jobs")
+    doc = loaded.documents.get(JOBS.name)
     for i, job in doc.valid_items() if doc is not None else ():
         meta, spec = job["metadata"], job.get("spec") or {}
         ns, name = meta["namespace"], meta["name"]
