@@ -16,12 +16,12 @@ from typing import Callable, List, Optional
 import typer
 
 from analyzer import __version__
+from analyzer.text import PROBLEMS_SHOWN, problem_lines
 from analyzer.errors import BundleError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="One cause word for every GPU pod that will not start, from a kubectl bundle, offline.")
 
-MAX_SHOWN = 50
 
 
 class Output(str, Enum):
@@ -77,11 +77,9 @@ def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     problems = analysis.problems
     if not problems:
         return
-    for line in problems[:MAX_SHOWN]:
-        _say(line)
     total = analysis.problem_count
-    if total > MAX_SHOWN:
-        _say(f"… {total - MAX_SHOWN} more")
+    for line in problem_lines(problems, total):
+        _say(line)
     _say(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects")
 
 
@@ -111,13 +109,9 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
 
         with ProgressLine.for_stderr(quiet=quiet) as line:
             checked = validate_only(bundle, engine, progress=line.file)
-        from analyzer.text import printable
-
-        for v in checked.violations[:MAX_SHOWN]:
-            print(printable(str(v)))
         count = checked.violation_count
-        if count > MAX_SHOWN:
-            print(f"… {count - MAX_SHOWN} more")
+        for line in problem_lines([str(v) for v in checked.violations[:PROBLEMS_SHOWN]], count):
+            print(line)
         loaded = checked.loaded
         files = len(loaded.documents) + len(loaded.streamed) + len(loaded.attempts) + (1 if loaded.bundle.manifest else 0)
         if count:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 # Names come from strangers' bundles: a pod named "a\tfits-now\nlab/b" must not forge a line of
 # `-o words`, and ESC sequences must not reach a terminal. Kubernetes names never hold these.
 _ESCAPES = {i: f"\\x{i:02x}" for i in (*range(32), *range(0x7F, 0xA0))}
@@ -22,3 +24,15 @@ def some_names(items: list[str], limit: int = 3) -> str:
     """The first few names and how many more: `a, b, c (+4 more)`."""
     shown = ", ".join(items[:limit])
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+PROBLEMS_SHOWN = 50  # problem lines a command prints; the rest are counted
+
+
+def problem_lines(problems: Sequence[str], total: int | None = None) -> list[str]:
+    """The first problems, printable, then how many more (`total` when only some were kept as text)."""
+    total = len(problems) if total is None else total
+    out = [printable(p) for p in problems[:PROBLEMS_SHOWN]]
+    if total > PROBLEMS_SHOWN:
+        out.append(f"… {total - PROBLEMS_SHOWN} more")
+    return out

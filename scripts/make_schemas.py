@@ -1,6 +1,6 @@
 """Write schemas/*.schema.json from one Python description.
 
-Why generated: eleven standard JSON Schema files share the same definitions
+Why generated: the JSON Schema files (one per kind of the catalog, the manifest, the verdicts) share the same definitions
 (quantity, object metadata, pod spec); writing them once here keeps them
 consistent. The files written are plain JSON Schema 2020-12 and are what the
 analyzer loads; re-run this after editing: `python scripts/make_schemas.py`.

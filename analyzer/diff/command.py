@@ -10,9 +10,8 @@ from analyzer.diff.compare import compare
 from analyzer.diff.formats import renderers
 from analyzer.diff.records import Diff
 from analyzer.diff.snapshot import snapshot
-from analyzer.text import printable
+from analyzer.text import problem_lines
 
-MAX_PROBLEMS = 50
 
 
 def diff_bundles(old: str | Path, new: str | Path) -> Diff:
@@ -27,8 +26,8 @@ def run(old: str | Path, new: str | Path, output: str = "table", out: TextIO | N
     d = diff_bundles(old, new)
     renderers()[output](d, out)
     out.flush()
-    for line in d.problems[:MAX_PROBLEMS]:
-        err.write(printable(line) + "\n")
+    for line in problem_lines(d.problems):
+        err.write(line + "\n")
     if d.problems:
         err.write(f"gpu-triage: {len(d.problems)} item(s) could not be read; the comparison leaves them out\n")
         return 2

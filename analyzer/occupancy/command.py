@@ -11,9 +11,9 @@ from dataclasses import replace
 from analyzer.bundle.catalog import NODES, PODS
 from analyzer.errors import BundleError
 from analyzer.occupancy.from_analysis import occupancy_of
-from analyzer.occupancy.formats import renderers, safe
+from analyzer.occupancy.formats import renderers
+from analyzer.text import problem_lines
 
-MAX_PROBLEMS = 50
 
 
 def run(bundle: str | Path, output: str = "table", resource: str | None = None, out: TextIO | None = None,
@@ -37,10 +37,8 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
         occ = occ.only(resource)
     renderers()[output](occ, out)
     out.flush()
-    for line in occ.problems[:MAX_PROBLEMS]:
-        err.write(safe(line) + "\n")
-    if len(occ.problems) > MAX_PROBLEMS:
-        err.write(f"… {len(occ.problems) - MAX_PROBLEMS} more\n")
+    for line in problem_lines(occ.problems):
+        err.write(line + "\n")
     if occ.problems:
         err.write(f"gpu-triage: {len(occ.problems)} item(s) could not be read; the picture leaves them out\n")
         return 2
