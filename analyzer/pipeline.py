@@ -98,7 +98,7 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     return kept
 
 
-def _owners(loaded: Loaded, cluster: Cluster) -> list[Target]:
+def owner_targets(loaded: Loaded, cluster: Cluster) -> list[Target]:
     """Refused owners, then owners a queue holds (one target per owner: a refusal is the older story)."""
     refused = owner_refusals(loaded)
     keys = {t.key for t in refused}
@@ -140,7 +140,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
             cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = []
-            extra = _merge_attempts(cluster, stored.targets, given, notes) + _owners(loaded, cluster)
+            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)
             if classify:

@@ -25,9 +25,8 @@ from analyzer.classify import classify_all
 from analyzer.errors import BundleError
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.build import build_cluster
-from analyzer.pipeline import Options, analyse, iter_verdicts, validate_only
+from analyzer.pipeline import Options, analyse, iter_verdicts, owner_targets, validate_only
 from analyzer.targets.attempts import stored_attempts
-from analyzer.targets.owners import owner_refusals
 from helpers import LAB, REPO, copy_bundle, generate, run_cli
 from hostile.corpus import CASES
 from verdict_json import old_shape
@@ -49,7 +48,7 @@ def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool
                 assert not loaded.streamed
                 cluster = build_cluster(loaded, AcceleratorConfig())
                 stored = stored_attempts(loaded)
-                extra = stored.targets + owner_refusals(loaded)
+                extra = stored.targets + owner_targets(loaded, cluster)
                 verdicts = [v.to_dict() for v in classify_all(cluster, extra)] if not strict else []
                 return {"violations": [str(v) for v in loaded.violations], "count": loaded.violation_count,
                         "unreadable": [str(e) for e in loaded.unreadable], "missing": loaded.missing,

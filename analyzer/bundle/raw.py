@@ -21,8 +21,9 @@ class RawList:
     changed: tuple[Violation, ...]  # the manifest's size or sha256 disagrees: findings on manifest.json, as analyze reports them
 
 
-def read_raw_list(bundle: Bundle, rel: str) -> RawList:
-    """Raises BundleError naming the file and JSON path when the file is not a kubectl List."""
+def read_checked_whole(bundle: Bundle, rel: str) -> tuple[object, list[Violation]]:
+    """One file read whole and parsed, with the manifest's size and sha256 held against it (findings on
+    manifest.json when they disagree). BundleError when it is not JSON."""
     data = bundle.read_bytes(rel)
     index = bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
@@ -31,7 +32,13 @@ def read_raw_list(bundle: Bundle, rel: str) -> RawList:
     finally:
         if hasher:
             hasher.join()
-    changed = tuple(violations(MANIFEST, manifest_findings(rel, len(data), hasher.digest, index))) if hasher else ()
+    return doc, (violations(MANIFEST, manifest_findings(rel, len(data), hasher.digest, index)) if hasher else [])
+
+
+def read_raw_list(bundle: Bundle, rel: str) -> RawList:
+    """Raises BundleError naming the file and JSON path when the file is not a kubectl List."""
+    doc, found = read_checked_whole(bundle, rel)
+    changed = tuple(found)
     if not isinstance(doc, dict):
         raise BundleError(rel, "expected a kubectl List object", "$")
     items = doc.get("items")

@@ -18,7 +18,8 @@ from typing import Callable, Iterator, Mapping
 
 from analyzer.bundle.engines import SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VERSION
-from analyzer.bundle.reading import Bundle, parse_json
+from analyzer.bundle.raw import read_checked_whole
+from analyzer.bundle.reading import Bundle
 from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
                                        stream_list)
 from analyzer.errors import BundleError
@@ -84,16 +85,9 @@ class Loaded:
 
 def read_checked(loaded: Loaded, rel: str) -> object:
     """Read one small file whole (version, attempts), check it against the manifest's size and sha256, parse it."""
-    data = loaded.bundle.read_bytes(rel)
-    index = loaded.bundle.entry_index(rel)
-    hasher = start_hash(data) if index else None
-    try:
-        doc = parse_json(data, rel)
-    finally:
-        if hasher:
-            hasher.join()
-    if hasher:
-        loaded.add(MANIFEST, manifest_findings(rel, len(data), hasher.digest, index))
+    doc, changed = read_checked_whole(loaded.bundle, rel)
+    if changed:
+        loaded.add(MANIFEST, [(v.path, v.expected, v.found) for v in changed])
     return doc
 
 
