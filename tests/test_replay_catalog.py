@@ -70,3 +70,16 @@ def test_real_kubectl_lists_every_catalog_kind_from_serve(kubectl, tmp_path):  #
 @pytest.mark.parametrize("kind", [k for k in KINDS if k.short_names], ids=lambda k: k.name)
 def test_short_names_come_from_the_catalog(kind):
     assert next(s for s in SERVED if s.name == kind.name).short_names == kind.short_names
+
+
+def test_kubectl_get_workloads_and_clusterqueues_by_their_short_plurals(kubectl, tmp_path):  # noqa: F811
+    """What a Kueue user types: the plurals alone, two kinds in one call, from a recording with a real Kueue."""
+    bundle = RECORDINGS / "quota-exhausted-now-v1.36"
+    with serving(bundle, tmp_path / "serve") as replay:
+        done = replay.kubectl("get", "workloads,clusterqueues", "-A", "-o", "json")
+    got = sorted((i["kind"], i["metadata"]["name"]) for i in json.loads(done.stdout)["items"])
+    expected = sorted([("Workload", w["metadata"]["name"]) for w in
+                       json.loads((bundle / "workloads.kueue.x-k8s.io.json").read_text())["items"]] +
+                      [("ClusterQueue", q["metadata"]["name"]) for q in
+                       json.loads((bundle / "clusterqueues.kueue.x-k8s.io.json").read_text())["items"]])
+    assert got == expected and expected
