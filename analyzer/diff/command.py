@@ -27,6 +27,8 @@ def run(old: str | Path, new: str | Path, output: str = "table", out: TextIO | N
     d = diff_bundles(old, new)
     renderers()[output](d, out)
     out.flush()
+    for line in d.edited:
+        err.write(f"gpu-triage: warning: {printable(line)}\n")
     for line in d.problems[:MAX_PROBLEMS]:
         err.write(printable(line) + "\n")
     if d.problems:

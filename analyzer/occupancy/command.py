@@ -36,6 +36,8 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
         occ = occ.only(resource)
     renderers()[output](occ, out)
     out.flush()
+    for line in analysis.changed:
+        err.write(f"gpu-triage: warning: {safe(line)}\n")
     for line in occ.problems[:MAX_PROBLEMS]:
         err.write(safe(line) + "\n")
     if len(occ.problems) > MAX_PROBLEMS:

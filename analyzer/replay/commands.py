@@ -63,7 +63,7 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
         _say(f"gpu-triage: serve: … {len(store.warnings) - 50} more")
     if with_causes:
         try:
-            annotate(store, causes(bundle))
+            annotate(store, causes(bundle, warn=lambda line: _say(f"gpu-triage: warning: {line}")))
         except Exception as exc:  # noqa: BLE001 - the replay is still useful without the words
             _say(f"gpu-triage: serve: cause annotations left out: the analysis could not run ({exc})")
     server = ReplayServer(api=Api(store), host=ANY_ADDRESS if any_address else LOCALHOST, port=port)
@@ -93,13 +93,26 @@ def _guarded(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-def register(app: typer.Typer) -> None:
-    """Add `serve` and `shell` to the CLI."""
+SERVE_EXAMPLES = """\
+Examples:
+  gpu-triage serve dumps/lab-seven-states-v1.36     # prints: export KUBECONFIG=/tmp/…/kubeconfig
+  gpu-triage serve BUNDLE.tar.gz --port 8001 --kubeconfig replay.kubeconfig
+  kubectl get pods -A; kubectl describe pod -n lab exhausted"""
 
-    @app.command()
-    def serve(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-              port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one)."),
-              kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Write the kubeconfig here (default: a private temporary file)."),
+SHELL_EXAMPLES = """\
+Examples:
+  gpu-triage shell dumps/lab-seven-states-v1.36     # $SHELL with KUBECONFIG set; exit stops the server
+  gpu-triage shell BUNDLE -- kubectl get pods -A    # or one command"""
+
+
+def register(app: typer.Typer, cls: type | None = None) -> None:
+    """Add `serve` and `shell` to the CLI (`cls`: the command class whose help pages the CLI uses)."""
+    extra = {"cls": cls} if cls is not None else {}
+
+    @app.command(epilog=SERVE_EXAMPLES, **extra)
+    def serve(bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle directory or .tar.gz"),
+              port: int = typer.Option(0, "--port", metavar="PORT", help="Port on 127.0.0.1 (0: a free one)."),
+              kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", metavar="FILE", help="Write the kubeconfig here (default: a private temporary file)."),
               any_address: bool = typer.Option(False, ANY_ADDRESS_FLAG, help="Listen on every address, not only 127.0.0.1 (anyone who can reach the port reads the bundle).")) -> None:
         """Replay the bundle as a read-only Kubernetes API for kubectl, until interrupted."""
         def run() -> int:
@@ -121,10 +134,11 @@ def register(app: typer.Typer) -> None:
             return 0
         _guarded(run)
 
-    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def shell(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-              command: Optional[List[str]] = typer.Argument(None, help="After --: a command to run instead of $SHELL."),
-              port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one).")) -> None:
+    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, epilog=SHELL_EXAMPLES,
+                 **extra)
+    def shell(bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle directory or .tar.gz"),
+              command: Optional[List[str]] = typer.Argument(None, metavar="-- COMMAND", help="A command to run instead of $SHELL."),
+              port: int = typer.Option(0, "--port", metavar="PORT", help="Port on 127.0.0.1 (0: a free one).")) -> None:
         """Start $SHELL (or the command after --) with KUBECONFIG pointing at a replay of the bundle."""
         def run() -> int:
             server = start_replay(bundle, port=port, any_address=False)
