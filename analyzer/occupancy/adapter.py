@@ -16,6 +16,7 @@ from analyzer.bundle.reading import gc_paused, open_bundle
 from analyzer.errors import BundleError
 from analyzer.occupancy.compute import compute
 from analyzer.occupancy.records import NodeFacts, Occupancy, PodUse, Taint
+from analyzer.model.matching import tolerations_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError, scheduler_units
 
@@ -85,8 +86,10 @@ def pod_use(item: object, where: str) -> PodUse:
     node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
     phase = status.get("phase") if isinstance(status.get("phase"), str) else None
     selector = _str_map(spec.get("nodeSelector")) or {}
+    tolerations = spec.get("tolerations") if isinstance(spec.get("tolerations"), list) else []
     return PodUse(namespace=ns, name=name, node=node, phase=phase, requests=effective_requests(spec),
-                  node_selector=selector)
+                  node_selector=selector,
+                  tolerations=tolerations_of({"tolerations": [t for t in tolerations if isinstance(t, dict)]}))
 
 
 def from_items(nodes: Iterable[object], pods: Iterable[object], config: AcceleratorConfig | None = None, *,

@@ -29,7 +29,7 @@ def _wanting(row: ResourceRow) -> str:
 
 def render(occ: Occupancy, out: TextIO) -> None:
     if not occ.rows:
-        out.write("No node offers an accelerator resource or looks like a GPU node.\n")
+        out.write("No node offers an accelerator resource, looks like a GPU node, or is where a pending GPU pod could go.\n")
     else:
         header = ("NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE", "PENDING WANTING IT")
         lines = [header] + [(_cut(safe(r.node)), _cut(safe(r.pool)), safe(r.resource), _amount(r.allocatable), str(r.used),
@@ -39,17 +39,22 @@ def render(occ: Occupancy, out: TextIO) -> None:
             out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, widths)))
                       + "  " + line[-1] + "\n")
         out.write("\n")
-        pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE")] + [
-            (_cut(safe(p.pool)), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free)) for p in occ.pools]
-        pw = [max(len(line[i]) for line in pools) for i in range(6)]
+        pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
+            (_cut(safe(p.pool)), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
+             str(p.behind_taint)) for p in occ.pools]
+        pw = [max(len(line[i]) for line in pools) for i in range(7)]
         for line in pools:
             out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
     if occ.pending:
         out.write("\n")
+    offered = {r.resource for r in occ.rows if r.capacity}
     for resource, keys in occ.pending.items():
         lost = occ.unmatched.get(resource, ())
         line = f"pending pods asking for {safe(resource)}: {len(keys)}"
         if lost:
             shown = ", ".join(safe(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
-            line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+            if resource in offered:
+                line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+            else:
+                line += f"; no node offers it ({shown})"
         out.write(line + "\n")
