@@ -58,7 +58,6 @@ class Api:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.now = store.collected
         self._group_versions: dict[str, list[Served]] = {}
         for s in store.served.values():
             self._group_versions.setdefault(s.group_version, []).append(s)
@@ -254,8 +253,9 @@ class Api:
         resource = served.kind.resource
         include = req.query.get("includeObject", "Metadata")
         rows = []
+        now = self.store.now()
         for it in items:
-            row: dict[str, Any] = {"cells": cells(resource, it, self.now)}
+            row: dict[str, Any] = {"cells": cells(resource, it, now)}
             if include == "Object":
                 row["object"] = _with_type(served, it)
             elif include != "None":

@@ -71,9 +71,18 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
         server.start()
     except OSError as exc:
         raise _Refused(f"cannot listen on {server.host}:{port}: {exc.strerror or exc}") from None
+    if store.shifted_by:
+        _say(f"gpu-triage: serve: every time is moved forward by {_span(store.shifted_by)} so that each age, "
+             f"kubectl's and the server's, counts from the collection ({store.collected:%Y-%m-%dT%H:%M:%SZ})")
     if any_address:
         _say(f"gpu-triage: serve: WARNING: listening on every address: anyone who can reach port {server.port} can read the bundle")
     return server
+
+
+def _span(by) -> str:  # type: ignore[no-untyped-def]
+    from analyzer.replay.humantime import human_duration
+
+    return human_duration(by.total_seconds())
 
 
 class _Refused(Exception):
