@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Iterable
 
-from analyzer import words
+from analyzer import __version__, words
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
@@ -75,6 +77,7 @@ def report_data(analysis: "Analysis") -> ReportData:
     verdicts = analysis.verdicts
     owners = _owners(analysis, verdicts)
     evidence_by_shape: dict[tuple[str, str, str | None], tuple[tuple[str, ...], SchedulerLines | None]] = {}
+    footnotes: dict[str, None] = {}
     rows = []
     for v in verdicts:
         t = v.target
@@ -83,7 +86,10 @@ def report_data(analysis: "Analysis") -> ReportData:
         if shape not in evidence_by_shape:
             # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
             d = v.to_dict()
-            evidence_by_shape[shape] = (tuple(_clip(x) for x in evidence_lines(d)), _scheduler(d))
+            evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
+            note = _footnote(d)
+            if note:
+                footnotes[note] = None
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
@@ -96,7 +102,7 @@ def report_data(analysis: "Analysis") -> ReportData:
     server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
     collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
     header = Header(
-        bundle=analysis.label,
+        bundle=_own_name(analysis.label),
         context=_text(manifest.get("context")),
         server_version=_text(server),
         collected=_text(manifest.get("completed") or manifest.get("created")),
@@ -105,10 +111,37 @@ def report_data(analysis: "Analysis") -> ReportData:
         problems=tuple(_clip(p) for p in analysis.problems[:MAX_PROBLEMS]),
         problem_count=analysis.problem_count,
         notes=tuple(_clip(n) for n in analysis.notes),
+        version=__version__,
+        edited=tuple(_clip(n) for n in analysis.changed),
     )
     pools, note = _pools(occupancy_of(analysis))
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
-                      occupancy_note=note)
+                      occupancy_note=note, footnotes=tuple(footnotes))
+
+
+def _own_name(label: str) -> str:
+    """The bundle's own name (`prod-gpu-20261129T164658Z.tar.gz`): the path it had on this machine stays here."""
+    return PurePath(label.rstrip("/\\")).name or label
+
+
+def _not_the_reason(lines: list[str], reason: str) -> tuple[str, ...]:
+    """Evidence lines that add to the reason: a line the reason already says (a removed node's reason) is left out."""
+    out = []
+    for line in lines:
+        tail = line.split(": ", 1)[-1]
+        if line in reason or (len(tail) > 12 and tail in reason):
+            continue
+        out.append(_clip(line))
+    return tuple(out)
+
+
+def _footnote(d: dict) -> str | None:
+    """What the scheduler's one sentence hides, said once for the page (not in every card)."""
+    s = d.get("scheduler")
+    text = s.get("conflation") if isinstance(s, dict) else None
+    if not text:
+        return None
+    return _clip(str(text).split("; the bundle says:", 1)[0].strip())
 
 
 def _owners(analysis: "Analysis", verdicts: list) -> dict[str, str]:
@@ -127,7 +160,7 @@ def _scheduler(d: dict) -> SchedulerLines | None:
     s = d.get("scheduler")
     if not isinstance(s, dict):
         return None
-    notes = [x for x in (s.get("conflation"), s.get("preemption")) if x]
+    notes = [x for x in (s.get("preemption"),) if x]
     rebuilt = s.get("rebuilt") if "rebuilt" in s else None
     if "rebuilt" in s and not rebuilt:
         rebuilt = "(some node fits now)"
@@ -205,7 +238,7 @@ def evidence_lines(d: dict) -> list[str]:
 def _funnel_lines(funnel: Any) -> list[str]:
     if not isinstance(funnel, list) or not funnel:
         return []
-    out = ["node funnel: " + " · ".join(f"{s['stage']} {s['nodes_in']}→{s['nodes_out']}" for s in funnel)]
+    out = ["nodes left after each check: " + " · ".join(f"{s['stage']} {s['nodes_in']}→{s['nodes_out']}" for s in funnel)]
     last = funnel[-1]
     if last.get("stage") == "fit":
         return out  # the fit rows below say more than the removal reasons
@@ -264,7 +297,7 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
                                  free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
                                  holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
-                                 wanting=len(r.wanting)) for r in rows)
+                                 wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating) for r in rows)
         pool = first.pool if first.pool != "-" else "(no pool label)"
         pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars))
     out = [Pool(name=name, nodes=tuple(nodes)) for name, nodes in pools.items()]
@@ -280,7 +313,9 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
 def _bar_states(r: Any) -> list[str]:
     out = []
     for s in r.states:
-        if s == "no-plugin":
+        if s == "no-plugin" and r.resource.startswith(IMPLICIT_EXTENDED_PREFIX):
+            out.append("no device of the class published (no ResourceSlice)")
+        elif s == "no-plugin":
             out.append(f"no plugin: no {r.resource} in status.capacity" if r.capacity is None else f"no plugin: capacity {r.capacity}")
         elif s == "allocatable-zero":
             out.append(f"allocatable 0 of capacity {r.capacity}")
