@@ -18,7 +18,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>
 HOLDERS_OPEN = 2  # holders shown inline per node and resource
 OPEN_POOL = 30  # a pool with more nodes starts collapsed: its summary line still shows its totals
-BAR_W, BAR_H = 120, 14
+BAR_W, BAR_H = 96, 14
 READY = '<span class="muted">schedulable</span>'
 
 # Word colours by the part of causes.md they come from: refused before creation, the spec and the
@@ -66,10 +66,10 @@ svg.bar rect.x,.sw.x{fill:#9ca3af;background:#9ca3af}svg.bar rect.t,.sw.t{fill:#
 .state{overflow-wrap:break-word;display:inline-block;margin:0 4px 2px 0;padding:0 6px;border-radius:3px;font-size:12.5px;background:#fdecc8;color:#6b3a00}
 .state.bad{background:#fbd5d5;color:#8b1116;font-weight:600}
 details.pool{margin:8px 0}details.pool>summary{background:#e3e9f3;padding:6px 10px;border:1px solid #d5d9e0;border-radius:4px;color:#16191d}
-td.nn{font-weight:600;overflow-wrap:anywhere;min-width:12ch;max-width:24ch}td.rs{overflow-wrap:anywhere;max-width:22ch}
+td.nn{font-weight:600;overflow-wrap:anywhere;min-width:10ch;max-width:22ch}td.rs code{white-space:nowrap}
 .said{margin:3px 0}.said .lbl{font-size:12px;color:#59606b;font-weight:600;text-transform:uppercase;letter-spacing:.03em;margin-right:6px}
 .src{font-size:12.5px;color:#59606b}
-td.st{max-width:32ch}td.held{min-width:18ch;overflow-wrap:anywhere}td.held ul{margin:2px 0;padding-left:16px}
+td.st{max-width:30ch}td.held{min-width:12ch;overflow-wrap:anywhere}td.held ul{margin:2px 0;padding-left:16px}
 footer{margin-top:30px;font-size:12.5px;color:#59606b}
 """
 
