@@ -105,7 +105,8 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     short = [("Context", _e(h.context or "not recorded (no manifest.json)")), ("Bundle", _e(h.bundle)),
              ("Server version", _e(h.server_version or "not recorded")),
              ("Collected", _e(h.collected or "not recorded (no manifest.json)")),
-             ("Collector", _e(h.collector or "not recorded")), ("Targets", _e(_targets_line(data)))]
+             ("Collector", _e(h.collector or "not recorded")), ("Written by", _e(f"gpu-triage {h.version}")),
+             ("Targets", _e(_targets_line(data)))]
     for k, v in short:
         w(f"<dt>{k}</dt><dd>{v}</dd>\n")
     wide: list[tuple[str, str]] = []
@@ -202,7 +203,8 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     who = f"<span class=\"who\">{_e(row.owner)}</span>" if row.owner and row.count > 1 else f'<span class="who">{_e(row.names[0])}</span>'
     kind = "" if row.kind == "Pod" else f'<span class="muted">{_e(_KIND_TEXT.get(row.kind, row.kind))}</span>'
     owner = f'<span class="muted">owner {_e(row.owner)}</span>' if row.owner and row.kind == "Pod" and row.count == 1 else ""
-    w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}</div>\n')
+    asks = f'<span class="muted">asks {_e(row.asks)}</span>' if row.asks else ""
+    w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}{asks}</div>\n')
     if row.count > 1:
         w(f'<div>{_names(row.names)}</div>\n')
     w(f'<p class="reason">{_e(row.reason)}</p>\n')
@@ -211,15 +213,15 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     s = row.scheduler
     if s is not None:
         said = f"<code>{_e(s.said)}</code> <span class=\"muted\">({_e(s.source or '')})</span>" if s.said else '<span class="muted">nothing recorded</span>'
-        w(f'<p class="said"><span class="lbl">The scheduler said</span> {said}</p>\n')
-        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
-            w('<p class="said"><span class="lbl">Rebuilt from the bundle</span> the same sentence: the bundle shows the world the scheduler saw</p>\n')
-        else:
+        same = bool(s.rebuilt and s.said and s.said.startswith(s.rebuilt))
+        tail = ["rebuilt from the bundle: the same sentence"] if same else []
+        tail += [n.removesuffix(" — supporting evidence only") for n in s.notes]
+        agrees = f' — <span class="muted">{_e("; ".join(tail))}</span>' if tail else ""
+        w(f'<p class="said"><span class="lbl">The scheduler said</span> {said}{agrees}</p>\n')
+        if not same:
             rebuilt = f"<code>{_e(s.rebuilt)}</code>" if s.rebuilt else '<span class="muted">not rebuilt for this target</span>'
             comparison = f' <span class="muted">({_e(s.comparison)})</span>' if s.comparison else ""
             w(f'<p class="said"><span class="lbl">Rebuilt from the bundle</span> {rebuilt}{comparison}</p>\n')
-        for note in s.notes:
-            w(f'<p class="muted said">{_e(note)}</p>\n')
     if row.nearest is not None:
         if row.nearest:
             items = "".join(f"<li><b class=\"mono\">{_e(n.node)}</b>: {_e(n.reason)}</li>" for n in row.nearest)

@@ -148,23 +148,24 @@ def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-
         who = f"**{row.count} ×** {_m(row.owner) if row.owner else 'pods without an owner'}"
     else:
         who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
-    w(f"- {who}: {_m(row.reason)}\n")
+    asks = f" (asks {_m(row.asks)})" if row.asks else ""
+    w(f"- {who}{asks}: {_m(row.reason)}\n")
     for line in row.evidence[: level.evidence]:
         w(f"  - {_m(line)}\n")
     if len(row.evidence) > level.evidence:
         w(f"  - … {len(row.evidence) - level.evidence} more evidence line(s) left out\n")
     s = row.scheduler
     if s is not None and level.scheduler:
-        w(f"  - scheduler said: {_m(s.said) if s.said else '_nothing recorded_'}\n")
-        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
-            w("  - rebuilt from the bundle: the same sentence\n")
-        else:
+        same = bool(s.rebuilt and s.said and s.said.startswith(s.rebuilt))
+        tail = (["rebuilt from the bundle: the same sentence"] if same else [])
+        tail += [n.removesuffix(" — supporting evidence only") for n in s.notes]
+        w(f"  - scheduler said: {_m(s.said) if s.said else '_nothing recorded_'}"
+          + (f" ({_m('; '.join(tail))})" if tail else "") + "\n")
+        if not same:
             if s.rebuilt:
                 w(f"  - rebuilt from the bundle: {_m(s.rebuilt)}\n")
             if s.comparison:
                 w(f"  - {_m(s.comparison)}\n")
-        for note in s.notes:
-            w(f"  - {_m(note)}\n")
     if row.nearest is not None:
         if row.nearest:
             w("  - nearest nodes: " + "; ".join(f"**{_m(n.node)}**: {_m(n.reason)}" for n in row.nearest) + "\n")

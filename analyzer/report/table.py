@@ -89,8 +89,12 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
             out.write(" " * indent + more + "\n")
     counts = Counter(v.word for v in verdicts)
     out.write("\n")
+    lead = 6 + 2 + word_w + 2
     for w in words.ALL:
         if counts.get(w.word):
             word = f"{w.word:<{word_w}}"
-            out.write(f"{counts[w.word]:>6}  {_colour(w.word, word) if colour else word}  next: {w.next_action}\n")
+            lines = wrap(f"next: {w.next_action}", None if width is None else width - lead)
+            out.write(f"{counts[w.word]:>6}  {_colour(w.word, word) if colour else word}  {lines[0]}\n")
+            for more in lines[1:]:
+                out.write(" " * (lead + len("next: ")) + more + "\n")
     out.write(f"{len(verdicts):>6}  total\n")

@@ -11,6 +11,7 @@ pod, the node funnel, unclassified, fits-now), then the two answers outside the 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import PurePath
@@ -33,6 +34,7 @@ MAX_HOLDERS = 8  # pods named per node and resource in the occupancy picture; th
 
 
 MAX_PROBLEMS = 50
+ASKS = "requests: "  # the evidence line of a pod's requests: shown beside its name, not as evidence
 
 
 # -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
@@ -87,14 +89,15 @@ def report_data(analysis: "Analysis") -> ReportData:
             # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
             d = v.to_dict()
             evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
-            note = _footnote(d)
-            if note:
+            for note in _footnotes(d):
                 footnotes[note] = None
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
+        asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
-                              owner=owner, names=(v.key,), source=t.source, evidence=ev, scheduler=sched,
-                              nearest=_nearest(nearest)))
+                              owner=owner, names=(v.key,), source=t.source,
+                              evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
+                              nearest=_nearest(nearest), asks=asks))
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}
@@ -135,13 +138,24 @@ def _not_the_reason(lines: list[str], reason: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _footnote(d: dict) -> str | None:
-    """What the scheduler's one sentence hides, said once for the page (not in every card)."""
+# The preemption hint's explanation is the same for every pod: the page says it once (PREEMPTION_NOTE).
+_PREEMPTION_WHY = re.compile(r" \(what stops the pod there[^)]*\)")
+PREEMPTION_NOTE = ("the scheduler's preemption tail: 'not helpful' on a node means what stops the pod there (a taint, a "
+                   "selector, something the node can never give) is not a pod to evict; 'no preemption victims' means "
+                   "pods hold what it needs, but none has a lower priority")
+
+
+def _footnotes(d: dict) -> list[str]:
+    """What the scheduler's sentences hide, said once for the page (not in every card)."""
     s = d.get("scheduler")
-    text = s.get("conflation") if isinstance(s, dict) else None
-    if not text:
-        return None
-    return _clip(str(text).split("; the bundle says:", 1)[0].strip())
+    if not isinstance(s, dict):
+        return []
+    out = []
+    if s.get("conflation"):
+        out.append(_clip(str(s["conflation"]).split("; the bundle says:", 1)[0].strip()))
+    if s.get("preemption"):
+        out.append(PREEMPTION_NOTE)
+    return out
 
 
 def _owners(analysis: "Analysis", verdicts: list) -> dict[str, str]:
@@ -160,7 +174,7 @@ def _scheduler(d: dict) -> SchedulerLines | None:
     s = d.get("scheduler")
     if not isinstance(s, dict):
         return None
-    notes = [x for x in (s.get("preemption"),) if x]
+    notes = [_PREEMPTION_WHY.sub("", str(x)) for x in (s.get("preemption"),) if x]
     rebuilt = s.get("rebuilt") if "rebuilt" in s else None
     if "rebuilt" in s and not rebuilt:
         rebuilt = "(some node fits now)"
@@ -193,8 +207,8 @@ def evidence_lines(d: dict) -> list[str]:
             out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
         for q in adm.get("quota") or ():
             out.append(str(q))
-        if adm.get("agrees"):
-            out.append(f"objects vs API server: {adm['agrees']}")
+        if adm.get("agrees") and not str(adm["agrees"]).startswith("yes"):
+            out.append(f"objects vs API server: {adm['agrees']}")  # said only when they disagree
     owner = ev.get("owner")
     if isinstance(owner, dict):
         if owner.get("event"):

@@ -42,6 +42,7 @@ class TargetRow:
     evidence: tuple[str, ...] = ()
     scheduler: SchedulerLines | None = None
     nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
+    asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
 
     @property
     def count(self) -> int:
