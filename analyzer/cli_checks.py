@@ -4,7 +4,8 @@ is warned about (the answer would silently be about something else), a `why` tar
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from analyzer.pipeline import Analysis
@@ -12,13 +13,13 @@ if TYPE_CHECKING:
 SHOWN = 8  # namespaces named in a hint
 
 
-def _namespaces(analysis: "Analysis") -> set[str]:
+def _namespaces(analysis: Analysis) -> set[str]:
     out = {k.partition("/")[0] for k in analysis.cluster.pod_keys}
     out.update(t.namespace for t in analysis.extra)
     return out
 
 
-def unknown_names(analysis: "Analysis", *, namespaces: Iterable[str] = (), gpu_pods: Iterable[str] = ()) -> list[str]:
+def unknown_names(analysis: Analysis, *, namespaces: Iterable[str] = (), gpu_pods: Iterable[str] = ()) -> list[str]:
     """One warning per `-n` namespace with no pod (nor attempt) in the bundle and per `--gpu-pod` naming no pod."""
     out = []
     known = _namespaces(analysis)

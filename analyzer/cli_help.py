@@ -8,8 +8,8 @@ and the examples as written (not re-wrapped). Errors are one `error:` line and a
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup

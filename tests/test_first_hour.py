@@ -12,15 +12,15 @@ import re
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from helpers import LAB, RECORDINGS, REPO, copy_bundle
+from report_pages import data_of, html_of, markdown_of, read_page
 
 from analyzer import __version__
 from analyzer.cli_help import EXIT_CODES
-from helpers import LAB, RECORDINGS, REPO, copy_bundle
-from report_pages import data_of, html_of, markdown_of, read_page
 
 DRA_EXHAUSTED = RECORDINGS / "dra-exhausted-v1.36"
 DRA_NO_SLICE = RECORDINGS / "dra-no-slice-v1.36"
@@ -152,7 +152,7 @@ def test_replay_moves_every_time_by_the_same_amount_so_every_age_counts_from_col
     original = plain.served["events"].items[0].get("lastTimestamp") or plain.served["events"].items[0].get("eventTime")
     t = datetime.fromisoformat(first.replace("Z", "+00:00"))
     assert t - datetime.fromisoformat(original.replace("Z", "+00:00")) == moved.shifted_by  # kubectl's own ages
-    assert (datetime.now(timezone.utc) - t).total_seconds() < 3600  # seconds before collection, not days ago
+    assert (datetime.now(UTC) - t).total_seconds() < 3600  # seconds before collection, not days ago
     labels = [p["metadata"].get("labels") for p in pods.items]
     assert labels == [p["metadata"].get("labels") for p in plain.served["pods"].items]
 
@@ -236,7 +236,7 @@ def test_exit_codes_are_one_table_in_the_readme_and_in_help():
     assert "Exit status:" in help_text
     for code, meaning in EXIT_CODES:
         assert f"  {code:<3}  {meaning}" in help_text
-        assert re.search(rf"^\| {code} \| ", readme, re.M), code
+        assert re.search(rf"^\| {code} \| ", readme, re.MULTILINE), code
     assert "gpu-triage --install-completion" in readme and "--install-completion" in help_text
 
 

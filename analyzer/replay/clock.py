@@ -11,7 +11,7 @@ there is data, not an event time). `serve` says by how much the times are moved.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 _STAMP = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d{1,9})?Z")
@@ -20,7 +20,7 @@ _SKIPPED = frozenset({"labels", "annotations"})
 
 def offset(collected: datetime, now: datetime | None = None) -> timedelta:
     """How far the bundle's times move: now - collected, in whole seconds (a timestamp keeps its format)."""
-    moment = now or datetime.now(timezone.utc)
+    moment = now or datetime.now(UTC)
     return timedelta(seconds=round((moment - collected).total_seconds()))
 
 

@@ -13,8 +13,8 @@ from collections import Counter
 from typing import TextIO
 
 from analyzer import words
-from analyzer.verdict import Verdict
 from analyzer.report import printable
+from analyzer.verdict import Verdict
 
 MIN_REASON = 30  # below this the reason column would be a word per line: let the line run long instead
 
