@@ -10,11 +10,12 @@ back to legacy when the reply is plain JSON (client-go discovery/aggregated_disc
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 
+from analyzer.replay import clock
 from analyzer.replay.kinds import BY_RESOURCE, KINDS
 from analyzer.replay.selectors import SelectorError, fields_match, labels_match, parse_fields, parse_labels
 from analyzer.replay.store import Served, Store
@@ -64,6 +65,13 @@ class Api:
 
     # -- entry ---------------------------------------------------------------------------
     def handle(self, req: Request) -> Reply:
+        """The answer, its times moved so that kubectl's own ages count from the collection (clock.py)."""
+        reply = self._answer(req)
+        if self.store.shift_times and reply.content_type == JSON and reply.status == 200:
+            reply = replace(reply, body=clock.shift_json(reply.body, clock.offset(self.store.collected)))
+        return reply
+
+    def _answer(self, req: Request) -> Reply:
         if req.method not in ("GET", "HEAD"):
             return self._read_only(req)
         parts = [p for p in req.path.split("/") if p]
@@ -253,7 +261,7 @@ class Api:
         resource = served.kind.resource
         include = req.query.get("includeObject", "Metadata")
         rows = []
-        now = self.store.now()
+        now = self.store.collected  # the times in the answer move with the request: the ages are those at collection
         for it in items:
             row: dict[str, Any] = {"cells": cells(resource, it, now)}
             if include == "Object":

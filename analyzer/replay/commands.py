@@ -50,6 +50,7 @@ def _say(line: str) -> None:
 
 def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: bool = True):  # type: ignore[no-untyped-def]
     """Load the bundle, add the cause annotations, start the server. Returns the ReplayServer."""
+    from analyzer.replay import clock
     from analyzer.replay.annotate import annotate
     from analyzer.replay.api import Api
     from analyzer.replay.causes import causes
@@ -71,9 +72,9 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
         server.start()
     except OSError as exc:
         raise _Refused(f"cannot listen on {server.host}:{port}: {exc.strerror or exc}") from None
-    if store.shifted_by:
-        _say(f"gpu-triage: serve: every time is moved forward by {_span(store.shifted_by)} so that each age, "
-             f"kubectl's and the server's, counts from the collection ({store.collected:%Y-%m-%dT%H:%M:%SZ})")
+    if store.shift_times:
+        _say(f"gpu-triage: serve: times are moved forward by the time since collection ({_span(clock.offset(store.collected))} "
+             f"now) so that every age, kubectl's and the server's, reads as it did at {store.collected:%Y-%m-%dT%H:%M:%SZ}")
     if any_address:
         _say(f"gpu-triage: serve: WARNING: listening on every address: anyone who can reach port {server.port} can read the bundle")
     return server

@@ -7,7 +7,7 @@ and the reason) and everything else is served; only a bundle with nothing servab
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,6 @@ import orjson
 
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
-from analyzer.replay import clock
 from analyzer.replay.kinds import KINDS, Kind
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -43,12 +42,7 @@ class Store:
     missing: dict[str, str]  # resource -> why it is not served
     version: dict | None
     warnings: list[str] = field(default_factory=list)
-    shifted_by: timedelta = timedelta(0)  # every timestamp served is moved by this (replay/clock.py)
-
-    def now(self) -> datetime:
-        """The clock the tables' ages count from. Times served are moved by `shifted_by`, so the real clock (as
-        kubectl's) gives the ages at collection, plus how long the replay has run; unmoved, the collection time."""
-        return datetime.now(timezone.utc) if self.shifted_by else self.collected
+    shift_times: bool = True  # each answer's times moved so kubectl's own ages count from collection (clock.py)
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -166,9 +160,5 @@ def load_store(path: str | Path, *, shift_times: bool = True) -> Store:
         else:
             created = _newest_timestamp(served) or EPOCH
             source = "the newest timestamp in the bundle (no manifest.json created)"
-        by = clock.offset(created) if shift_times else timedelta(0)
-        if by:
-            for s in served.values():
-                clock.shift(s.items, by)
         return Store(label=str(path), collected=created, collected_from=source, served=served,
-                     missing=missing, version=version, warnings=warnings, shifted_by=by)
+                     missing=missing, version=version, warnings=warnings, shift_times=shift_times)
