@@ -313,3 +313,12 @@ def test_the_readmes_nodes_example_is_what_nodes_prints():
     readme = (REPO / "README.md").read_text()
     block = readme.split("$ gpu-triage nodes dumps/lab-seven-states-v1.36\n", 1)[1].split("```", 1)[0]
     assert cli("nodes", LAB).stdout == block
+
+
+def test_nodes_never_cuts_a_long_node_name(tmp_path):
+    from conftest import copy_lab, renamed_node
+
+    long_name = "gke-ml-prod-h100-spot-pool-with-a-very-long-name-800698b9-dz8k-extra-x"  # 70 characters
+    bundle = copy_lab(tmp_path, edit={"nodes": lambda items: [*items, renamed_node("gpu-ok", long_name)]})
+    out = cli("nodes", bundle).stdout
+    assert long_name in out and "…" not in out

@@ -1,4 +1,4 @@
-"""`nodes -o table`: one line per node and resource, then the per-pool totals."""
+"""`nodes -o table`: one line per node and resource, then the per-pool totals. Names are never cut."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ from analyzer.occupancy.formats import safe, state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
 
 SHOWN_WANTING = 3
-MAX_NAME = 60
-
-
-def _cut(text: str, width: int = MAX_NAME) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _amount(value: int | None) -> str:
@@ -32,7 +27,7 @@ def render(occ: Occupancy, out: TextIO) -> None:
         out.write("No node offers an accelerator resource, looks like a GPU node, or is where a pending GPU pod could go.\n")
     else:
         header = ("NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE", "PENDING WANTING IT")
-        lines = [header] + [(_cut(safe(r.node)), _cut(safe(r.pool)), safe(r.resource), _amount(r.allocatable), str(r.used),
+        lines = [header] + [(safe(r.node), safe(r.pool), safe(r.resource), _amount(r.allocatable), str(r.used),
                              str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
         for line in lines:
@@ -40,7 +35,7 @@ def render(occ: Occupancy, out: TextIO) -> None:
                       + "  " + line[-1] + "\n")
         out.write("\n")
         pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
-            (_cut(safe(p.pool)), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
+            (safe(p.pool), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
              str(p.behind_taint)) for p in occ.pools]
         pw = [max(len(line[i]) for line in pools) for i in range(7)]
         for line in pools:
