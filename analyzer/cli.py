@@ -358,6 +358,9 @@ def run_app(args: list[str] | None = None) -> int:
     try:
         result = typer.main.get_command(app).main(args=args, prog_name=prog, standalone_mode=False)
     except click_error as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None) is not None:
+            sys.stdout.write(exc.ctx.get_help() + "\n")  # bare `gpu-triage`: the help, as bare `kubectl` gives it
+            return 0
         sys.stderr.write(error_text(exc, prog) + "\n")
         return int(getattr(exc, "exit_code", 2))
     except typer.Abort:

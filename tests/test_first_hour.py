@@ -198,6 +198,11 @@ def test_collect_help_looks_like_the_others_and_names_itself():
     assert "  gpu-triage collect --context prod --archive" in text and "python3 collect.py" not in text
 
 
+def test_bare_gpu_triage_prints_its_help_as_bare_kubectl_does():
+    r = cli()
+    assert r.returncode == 0 and r.stdout.startswith("Usage: gpu-triage [OPTIONS] COMMAND") and r.stderr == ""
+
+
 def test_version_everywhere():
     assert cli("--version").stdout == f"gpu-triage {__version__}\n"
     assert json.loads(cli("analyze", LAB, "-o", "json").stdout)["gpu_triage_version"] == __version__
