@@ -375,36 +375,5 @@ def start_hash(data: bytes) -> _Hasher:
     return hasher
 
 
-def manifest_findings(rel: str, size: int, digest: str, index: tuple[str, int, dict] | None) -> list["FileChanged"]:
-    """The file against the size and sha256 manifest.json recorded at collection: one finding when it
-    changed since (an edit on purpose, a what-if, or damage in transit), none when it agrees."""
-    if index is None:
-        return []
-    section, i, entry = index
-    recorded_size = entry.get("bytes") if isinstance(entry.get("bytes"), int) else None
-    recorded_sha = entry.get("sha256") if isinstance(entry.get("sha256"), str) else None
-    parts = []
-    if recorded_size is not None and recorded_size != size:
-        parts.append(f"{size} bytes now, {recorded_size} when collected")
-    if recorded_sha is not None and recorded_sha != digest:
-        parts.append(f"sha256 {digest[:12]}… now, {recorded_sha[:12]}… when collected")
-    if not parts:
-        return []
-    return [FileChanged(MANIFEST, f"$.{section}[{i}]", str(recorded_size), str(size), changed=rel, detail="; ".join(parts))]
-
-
-@dataclass(frozen=True, order=True)
-class FileChanged(Violation):
-    """A file that differs from what manifest.json recorded when it was collected. The file is read as it
-    is now (every answer is about the edited file); `validate` counts it as a finding, the other commands
-    warn once and answer."""
-
-    changed: str = ""
-    detail: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.changed} changed after collection: {self.detail} (manifest.json {self.path})"
-
-
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "FileChanged", "manifest_findings", "start_hash",
+__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "start_hash",
            "stream_list"]

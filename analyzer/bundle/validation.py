@@ -18,8 +18,9 @@ from typing import Callable, Iterator, Mapping
 
 from analyzer.bundle.engines import SchemaSet, Violation, findings_of
 from analyzer.bundle.catalog import MANIFEST, NAMES, REQUIRED
+from analyzer.bundle.changed import manifest_findings
 from analyzer.bundle.reading import Bundle, parse_json
-from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
+from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, start_hash,
                                        stream_list)
 from analyzer.errors import BundleError
 
