@@ -158,8 +158,8 @@ def test_lab_table_order_usable_free_first_then_broken_or_behind_a_taint_then_fu
     assert lines[0].split()[:7] == ["NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE"]
     order = [line.split()[0] for line in lines[1:5]]
     assert order == ["gpu-alloczero", "gpu-noplugin", "gpu-tainted", "gpu-ok"]  # gpu-tainted's free sit behind its taint
-    assert "tainted nvidia.com/gpu=present:NoSchedule" in lines[1]
-    assert "allocatable 0 of capacity 4" in lines[2]
+    assert "allocatable 0 of capacity 4" in lines[1]
+    assert "tainted nvidia.com/gpu=present:NoSchedule (not tolerated by lab/taint)" in lines[3]
     assert "1: lab/exhausted" in lines[4]  # the pod pinned to gpu-ok by nodeSelector waits for it
 
 
