@@ -1,15 +1,16 @@
 """The gpu-triage command line: thin typer commands over pipeline, report and collector.
 
-No rule lives here. Exit statuses: validate 0 valid / 1 findings / 2 unreadable;
-analyze and why 0 answered / 2 unreadable or partly invalid (what could be
-answered is still printed; the problems go to stderr).
+No rule lives here. As kubectl: `-o/--output` is the format on every command; help pages and option errors
+come from cli_help.py. Exit statuses (cli_help.EXIT_CODES, also in --help and the README): validate 0 valid /
+1 findings / 2 unreadable; the other commands 0 answered / 2 usage error, unreadable or partly invalid (what
+could be answered is still printed; the problems go to stderr).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Callable, List, Optional
 
@@ -17,21 +18,38 @@ import typer
 
 from analyzer import __version__
 from analyzer.text import PROBLEMS_SHOWN, problem_lines
+from analyzer.cli_help import HelpCommand, HelpGroup, choice, error_text, exit_codes_text
 from analyzer.errors import BundleError, UsageError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="One cause word for every GPU pod that will not start, from a kubectl bundle, offline.")
+EXAMPLES_ANALYZE = """\
+Examples:
+  gpu-triage analyze dumps/lab-seven-states-v1.36             # table: one row per target, then counts per word
+  gpu-triage analyze BUNDLE -o wide                           # each reason on one line, whatever the terminal
+  gpu-triage analyze BUNDLE -o words                          # ns/name<TAB>word, for scripts
+  gpu-triage analyze BUNDLE -o json                           # schemas/verdicts.schema.json
+  gpu-triage analyze BUNDLE -n lab --manifest pod.yaml        # one namespace, plus a manifest the API server refused"""
+
+app = typer.Typer(cls=HelpGroup, rich_markup_mode=None, add_completion=True, no_args_is_help=True,
+                  pretty_exceptions_enable=False, context_settings={"help_option_names": ["-h", "--help"]},
+                  help="One cause word for every GPU pod that will not start, from a kubectl bundle, offline.",
+                  epilog=exit_codes_text() + "\n\nShell completion: gpu-triage --install-completion (bash, zsh, fish, "
+                         "PowerShell),\nor print the script with --show-completion.\n\n"
+                         "Start with: gpu-triage analyze BUNDLE, then gpu-triage why BUNDLE NS/NAME --explain.")
+command = partial(app.command, cls=HelpCommand)
+
+BUNDLE_HELP = "Bundle directory or .tar.gz"
 
 
+def _version_flag(value: bool) -> None:
+    if value:
+        print(f"gpu-triage {__version__}")
+        raise typer.Exit(0)
 
-class Output(str, Enum):
-    table = "table"
-    json = "json"
-    words = "words"
 
-
-class WhyOutput(str, Enum):
-    json = "json"
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version_flag, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """One cause word for every GPU pod that will not start, from a kubectl bundle, offline."""
 
 
 def _say(line: str) -> None:
@@ -71,6 +89,16 @@ def _guard(fn: Callable[[], int]) -> None:
     raise typer.Exit(status)
 
 
+def _warn(analysis, namespaces=(), gpu_pods=()) -> None:  # type: ignore[no-untyped-def]
+    """Files edited since collection and names the bundle does not hold: before the answer's problems."""
+    from analyzer.cli_checks import unknown_names
+
+    for line in analysis.changed:
+        _say(f"gpu-triage: warning: {line}")
+    for line in unknown_names(analysis, namespaces=namespaces, gpu_pods=gpu_pods):
+        _say(f"gpu-triage: warning: {line}")
+
+
 def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     for note in analysis.notes:
         _say(f"gpu-triage: note: {note}")
@@ -83,9 +111,18 @@ def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     _say(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects")
 
 
-ManifestOpt = typer.Option(None, "--manifest", help="A pod manifest (YAML or JSON) to judge as an attempt; repeatable.")
-GpuPodOpt = typer.Option(None, "--gpu-pod", help="NS/NAME: declare GPU intent for this pod; repeatable.")
-ResourceOpt = typer.Option(None, "--resource", help="Another accelerator resource name or pattern (e.g. example.com/fpga-*); repeatable.")
+def _output(values: tuple[str, ...], default: str | None, hint=None, what: str = ""):  # type: ignore[no-untyped-def]
+    """-o/--output, the format, on every command (as kubectl): one of `values`, completed by the shell."""
+    return typer.Option(default, "-o", "--output", metavar="|".join(values), callback=choice(values, hint),
+                        autocompletion=lambda: list(values), help=what or f"Output format: {', '.join(values)}.")
+
+
+BundleArg = typer.Argument(..., metavar="BUNDLE", help=BUNDLE_HELP)
+NamespaceOpt = typer.Option(None, "-n", "--namespace", metavar="NS", help="Only targets in this namespace; repeatable.")
+ManifestOpt = typer.Option(None, "--manifest", metavar="FILE", help="A pod manifest (YAML or JSON) to judge as an attempt; repeatable.")
+GpuPodOpt = typer.Option(None, "--gpu-pod", metavar="NS/NAME", help="Declare GPU intent for this pod; repeatable.")
+ResourceOpt = typer.Option(None, "--resource", metavar="NAME", help="Another accelerator resource name or pattern (e.g. example.com/fpga-*); repeatable.")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress line on stderr (there is none in pipes anyway).")
 
 
 def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped-def]
@@ -95,12 +132,10 @@ def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped
                    resources=tuple(resource or ()))
 
 
-QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress line on stderr (there is none in pipes anyway).")
-
-
-@app.command()
-def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-             engine: Optional[str] = typer.Option(None, help="jsonschema-rs (default) or jsonschema"),
+@command(epilog="Examples:\n  gpu-triage validate dumps/lab-seven-states-v1.36\n  gpu-triage validate prod-gpu-20261129T164658Z.tar.gz\n\n"
+                "Exit status: 0 valid, 1 findings (listed on stdout), 2 unreadable.")
+def validate(bundle: Path = BundleArg,
+             engine: Optional[str] = typer.Option(None, "--engine", metavar="NAME", help="jsonschema-rs (default) or jsonschema."),
              quiet: bool = QuietOpt) -> None:
     """Check every file against its schema and the manifest's sizes and checksums."""
     def run() -> int:
@@ -122,10 +157,12 @@ def validate(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.g
     _guard(run)
 
 
-@app.command()
-def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-            output: Output = typer.Option(Output.table, "-o", "--output", help="table, json or words"),
-            namespace: Optional[List[str]] = typer.Option(None, "-n", "--namespace", help="Only targets in this namespace; repeatable."),
+@command(epilog=EXAMPLES_ANALYZE + "\n\nExit status: 0 answered, 2 the bundle is unreadable or partly invalid "
+                                   "(what could be answered is printed).")
+def analyze(bundle: Path = BundleArg,
+            output: str = _output(("table", "wide", "json", "words"), "table",
+                                  what="table (reasons wrapped to the terminal), wide (one line each), json or words."),
+            namespace: Optional[List[str]] = NamespaceOpt,
             manifest: Optional[List[Path]] = ManifestOpt,
             gpu_pod: Optional[List[str]] = GpuPodOpt,
             resource: Optional[List[str]] = ResourceOpt,
@@ -134,7 +171,7 @@ def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz
     def run() -> int:
         from analyzer.pipeline import analyse, iter_verdicts
         from analyzer.progress import ProgressLine
-        from analyzer.report import renderers
+        from analyzer.report import renderers, table
 
         options = _options(namespace, manifest, gpu_pod, resource)
         with ProgressLine.for_stderr(quiet=quiet) as line:
@@ -145,20 +182,28 @@ def analyze(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz
                 targets = len(analysis.cluster.pod_targets) + len(analysis.extra)
                 verdicts = line.counted("classifying", iter_verdicts(analysis, namespaces=options.namespaces), targets)
                 # json and words are written as the verdicts come; the table needs them all for its widths.
-                renderers()[output.value](list(verdicts) if output is Output.table else verdicts, sys.stdout)
+                if output in ("table", "wide"):
+                    table.render(list(verdicts), sys.stdout, colour=table.use_colour(sys.stdout),
+                                 width=table.terminal_width(sys.stdout) if output == "table" else None)
+                else:
+                    renderers()[output](verdicts, sys.stdout)
                 line.close()
                 sys.stdout.flush()
+                _warn(analysis, options.namespaces, options.gpu_pods)
                 _report_problems(analysis)
                 return 2 if analysis.problem_count else 0
     _guard(run)
 
 
-@app.command()
-def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-        pod: str = typer.Argument(..., help="NAMESPACE/NAME (an owner: NAMESPACE/KIND/NAME)"),
+@command(epilog="Examples:\n  gpu-triage why dumps/lab-seven-states-v1.36 lab/exhausted\n"
+                "  gpu-triage why BUNDLE lab/exhausted --explain     # the evidence, for a person\n"
+                "  gpu-triage why BUNDLE lab/exhausted -o json       # every removed node named\n"
+                "  gpu-triage why BUNDLE lab/ReplicaSet/web-7d9c     # a refused owner")
+def why(bundle: Path = BundleArg,
+        pod: str = typer.Argument(..., metavar="NS/NAME", help="The pod (an owner: NS/KIND/NAME; an attempt: its NS/NAME)."),
         explain: bool = typer.Option(False, "--explain", help="Print the evidence for a person."),
-        output: Optional[WhyOutput] = typer.Option(None, "-o", "--output",
-                                                   help="json: the verdict as `analyze -o json` gives it, with every node named"),
+        output: Optional[str] = _output(("word", "json"), None,
+                                        what="word (the default) or json: the verdict as analyze -o json gives it, every node named."),
         manifest: Optional[List[Path]] = ManifestOpt,
         gpu_pod: Optional[List[str]] = GpuPodOpt,
         resource: Optional[List[str]] = ResourceOpt,
@@ -166,6 +211,7 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
     """One pod in, one word out."""
     def run() -> int:
         from analyzer.classify import verdict_of
+        from analyzer.cli_checks import did_you_mean
         from analyzer.pipeline import analyse, split_key
         from analyzer.progress import ProgressLine
         from analyzer.report import explain as explain_format
@@ -178,46 +224,37 @@ def why(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
         with analysis.bundle:
             verdict = verdict_of(analysis.cluster, analysis.extra, pod)
             if verdict is None:
-                raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest or a refused owner)")
-            if output is WhyOutput.json:
+                known = [*analysis.cluster.pod_keys, *(t.key for t in analysis.extra)]
+                raise UsageError(f"{pod} is not in this bundle (not a pod in pods.json, a stored attempt, a --manifest "
+                                 f"or a refused owner){did_you_mean(pod, known)}")
+            if output == "json":
                 json_format.render([verdict], sys.stdout)  # one pod: its funnel names every node (node_limit=None)
             elif explain:
                 explain_format.render(verdict, sys.stdout)
             else:
                 print(verdict.word)
             sys.stdout.flush()
+            _warn(analysis, (), gpu_pod or ())
             _report_problems(analysis)
             return 2 if analysis.problem_count else 0
     _guard(run)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
+@command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []})
 def collect(ctx: typer.Context) -> None:
-    """Collect a bundle with kubectl (the same code as scripts/collect.py; `collect --help` for its options)."""
+    """Collect a bundle with kubectl (the same code as scripts/collect.py; `gpu-triage collect --help` for its options)."""
     from analyzer.collect_bridge import run_collector
 
-    raise typer.Exit(run_collector(list(ctx.args)))
+    raise typer.Exit(run_collector(list(ctx.args), prog=f"{ctx.find_root().info_name} collect"))
 
 
-@app.command()
+@command()
 def version() -> None:
-    """Print the version."""
-    print(__version__)
+    """Print the version (also: gpu-triage --version)."""
+    print(f"gpu-triage {__version__}")
 
 
 # ---- nodes and diff: thin wrappers over analyzer/occupancy/command.py and analyzer/diff/command.py ---------------
-
-class NodesOutput(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-
-
-class DiffOutput(str, Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-
 
 def _nodes_help() -> str:
     from analyzer.occupancy.order import ORDER_HELP
@@ -226,69 +263,105 @@ def _nodes_help() -> str:
             f"pods that want it. Order: {ORDER_HELP}.")
 
 
-@app.command(help=_nodes_help())
-def nodes(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-          output: NodesOutput = typer.Option(NodesOutput.table, "-o", "--output", help="table, json or csv"),
-          resource: Optional[str] = typer.Option(None, "--resource", help="Only this resource (a name or a pattern such as nvidia.com/mig-*).")) -> None:
+@command(help=_nodes_help(), epilog="Examples:\n  gpu-triage nodes dumps/lab-seven-states-v1.36\n"
+                                    "  gpu-triage nodes BUNDLE --resource 'nvidia.com/mig-*'\n  gpu-triage nodes BUNDLE -o csv > gpus.csv")
+def nodes(bundle: Path = BundleArg,
+          output: str = _output(("table", "json", "csv"), "table"),
+          resource: Optional[str] = typer.Option(None, "--resource", metavar="NAME", help="Only this resource (a name or a pattern such as nvidia.com/mig-*).")) -> None:
     def run() -> int:
         from analyzer.occupancy.command import run as run_nodes
 
-        return run_nodes(bundle, output.value, resource)
+        return run_nodes(bundle, output, resource)
     _guard(run)
 
 
-@app.command()
-def diff(old: Path = typer.Argument(..., help="The earlier bundle (directory or .tar.gz)"),
-         new: Path = typer.Argument(..., help="The later bundle (directory or .tar.gz)"),
-         output: DiffOutput = typer.Option(DiffOutput.table, "-o", "--output", help="table, json or markdown")) -> None:
-    """What changed between two bundles: collection first, then targets (appeared, resolved and why, changed word),
-    GPU nodes, GPU per pool before and after, quotas."""
+@command(epilog="Examples:\n  gpu-triage diff yesterday.tar.gz today.tar.gz\n  gpu-triage diff OLD NEW -o markdown   # for a ticket")
+def diff(old: Path = typer.Argument(..., metavar="OLD", help="The earlier bundle (directory or .tar.gz)"),
+         new: Path = typer.Argument(..., metavar="NEW", help="The later bundle (directory or .tar.gz)"),
+         output: str = _output(("table", "json", "markdown"), "table")) -> None:
+    """What changed between two bundles: collection first, then targets (appeared, resolved and why, changed
+    word), GPU nodes, GPU per pool before and after, quotas."""
     def run() -> int:
         from analyzer.diff.command import run as run_diff
 
-        return run_diff(old, new, output.value)
+        return run_diff(old, new, output)
     _guard(run)
 
 # ---- report: thin over analyzer/report/command.py -----------------------------------------------------------------
 
-class ReportFormat(str, Enum):
-    html = "html"
-    markdown = "markdown"
+
+def _file_hint(value: str) -> str:
+    from analyzer.report.command import looks_like_file
+
+    return f" (to write the report to a file, use --file {value})" if looks_like_file(value) else ""
 
 
-@app.command()
-def report(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-           fmt: ReportFormat = typer.Option(ReportFormat.html, "-o", "--format",
-                                            help="html (one self-contained page) or markdown (GitHub-flavoured, under 65,000 characters)"),
-           output: Optional[str] = typer.Option(None, "--output", metavar="FILE",
-                                                help="Where to write it; default report.html (or report.md) in the current directory; - for standard output."),
-           namespace: Optional[List[str]] = typer.Option(None, "-n", "--namespace", help="Only targets in this namespace; repeatable."),
+@command(epilog="Examples:\n  gpu-triage report dumps/lab-seven-states-v1.36              # report.html here\n"
+                "  gpu-triage report BUNDLE -o markdown --file -               # Markdown on stdout\n"
+                "  gpu-triage report BUNDLE --file /tmp/ticket-4711.html\n"
+                "  gpu-triage report BUNDLE --file ticket.md                   # the extension picks markdown")
+def report(bundle: Path = BundleArg,
+           output: Optional[str] = _output(("html", "markdown"), None, hint=_file_hint,
+                                           what="html (one self-contained page; the default) or markdown (GitHub-flavoured, "
+                                                "under 65,000 characters); without -o, the --file extension decides."),
+           file: Optional[str] = typer.Option(None, "--file", metavar="FILE",
+                                              help="Where to write it (.html or .md); default report.html (or report.md) in the "
+                                                   "current directory; - for standard output."),
+           namespace: Optional[List[str]] = NamespaceOpt,
            manifest: Optional[List[Path]] = ManifestOpt,
            gpu_pod: Optional[List[str]] = GpuPodOpt,
            resource: Optional[List[str]] = ResourceOpt) -> None:
     """Write the ticket report: header, count per word, every target with its evidence, and the GPU occupancy per node."""
     def run() -> int:
-        from analyzer.report.command import write_report
+        from analyzer.report.command import resolve_format, write_report
 
-        analysis, where = write_report(bundle, fmt.value, output, _options(namespace, manifest, gpu_pod, resource))
+        fmt = resolve_format(output, file)
+        options = _options(namespace, manifest, gpu_pod, resource)
+        analysis, where = write_report(bundle, fmt, file, options)
         _say(f"gpu-triage: report written to {where}")
+        _warn(analysis, options.namespaces, options.gpu_pods)
         _report_problems(analysis)
         return 2 if analysis.problem_count else 0
     _guard(run)
 
 
-# `serve` and `shell` (issue 13) live in analyzer/replay; only their typer definitions load here.
+# `serve` and `shell` live in analyzer/replay; only their typer definitions load here.
 from analyzer.replay.commands import register as _register_replay  # noqa: E402
 
-_register_replay(app)
+_register_replay(app, HelpCommand)
+
+
+def _prog() -> str:
+    """kubectl runs the plugin as kubectl-gpu_triage; its user typed `kubectl gpu-triage`."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "gpu-triage"
+    return "kubectl gpu-triage" if name.startswith("kubectl-gpu_triage") else "gpu-triage"
+
+
+def run_app(args: list[str] | None = None) -> int:
+    """The command line with kubectl's error style: `error: …` and where the help is, exit 2."""
+    # click's ClickException, found through typer's public BadParameter: typer has moved click around between
+    # releases (a dependency, then vendored), and every release keeps this ancestry.
+    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    prog = _prog()
+    try:
+        result = typer.main.get_command(app).main(args=args, prog_name=prog, standalone_mode=False)
+    except click_error as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None) is not None:
+            sys.stdout.write(exc.ctx.get_help() + "\n")  # bare `gpu-triage`: the help, as bare `kubectl` gives it
+            return 0
+        sys.stderr.write(error_text(exc, prog) + "\n")
+        return int(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        sys.stderr.write("gpu-triage: interrupted\n")
+        return 130
+    return result if isinstance(result, int) else 0
 
 
 def main() -> None:
     """The console script. After the answer is written, leave without freeing the parsed bundle
     object by object: on a 150,000-pod bundle that teardown alone takes seconds."""
     try:
-        app()
-        code = 0
+        code = run_app()
     except SystemExit as exc:
         if isinstance(exc.code, int):
             code = exc.code

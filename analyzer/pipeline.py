@@ -72,6 +72,11 @@ class Analysis:
         return out
 
     @property
+    def changed(self) -> list[str]:
+        """Files edited since collection (size or sha256 unlike manifest.json): warned about, never a problem."""
+        return [str(v) for v in self.loaded.changed]
+
+    @property
     def problem_count(self) -> int:
         return len(self.loaded.unreadable) + self.loaded.violation_count + len(self.findings)
 

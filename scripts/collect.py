@@ -177,9 +177,9 @@ exit status:
   2 usage error or kubectl cannot be run (nothing written),
   130/143 interrupted (temporary directory removed).
 
-examples:
-  python3 collect.py --context prod --archive
-  python3 collect.py -n ml-team -n ml-batch --manifest my-pod.yaml
+Examples:
+  %(prog)s --context prod --archive
+  %(prog)s -n ml-team -n ml-batch --manifest my-pod.yaml
 """
 
 
@@ -937,19 +937,30 @@ class Collector:
 # ---------------------------------------------------------------- cli
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """The same page layout as gpu-triage's other commands: `Usage:`, `Options:`, examples as written."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):  # type: ignore[no-untyped-def]
+        return super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
+
+
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=prog,
+        prog=prog or "python3 " + os.path.basename(sys.argv[0] or "collect.py"),
+        usage="%(prog)s [OPTIONS]",
+        add_help=False,
         description=("Collect a gpu-triage bundle: read-only kubectl outputs (pods, nodes,\n"
                      "quotas, runtime classes, events, owners, namespaces, DRA claims,\n"
                      "slices and classes, version) for offline analysis with\n"
                      "`gpu-triage analyze`. Needs only kubectl and\n"
                      "Python 3.8+; reads the cluster, never changes it."),
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
-    p.add_argument("--context", help="kubeconfig context (default: kubectl's current context)")
-    p.add_argument("--kubeconfig", help="kubeconfig file (default: kubectl's own default)")
+    p._optionals.title = "Options"
+    p.add_argument("-h", "--help", action="help", help="Show this message and exit.")
+    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: kubectl's current context)")
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: kubectl's own default)")
     p.add_argument("--request-timeout", default="30s", metavar="DURATION",
                    help="passed to every kubectl call (default: %(default)s)")
     p.add_argument("-n", "--namespace", dest="namespaces", action="append", default=None,
@@ -1151,7 +1162,10 @@ def run(opts: argparse.Namespace, state: dict) -> int:
     if opts.manifest:
         os.mkdir(os.path.join(tmpdir, "attempts"))
 
-    progress.line("collecting context %s into %s" % (context, out_dir))
+    if context is None:
+        progress.line("collecting from kubectl's default cluster (no context set) into %s" % out_dir)
+    else:
+        progress.line("collecting context %s into %s" % (context, out_dir))
     c = Collector(opts, kubectl, tmpdir, progress)
     files = [c.collect_version()]
     required = sum(1 for k in KINDS if k.required)

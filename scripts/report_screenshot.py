@@ -33,7 +33,7 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="gpu-triage-shot-") as tmp:
         page = Path(tmp) / "report.html"
-        subprocess.run([sys.executable, "-m", "analyzer", "report", str(args.bundle), "--output", str(page)], check=True, cwd=REPO)
+        subprocess.run([sys.executable, "-m", "analyzer", "report", str(args.bundle), "--file", str(page)], check=True, cwd=REPO)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([browser, *FLAGS, f"--user-data-dir={tmp}/profile", f"--screenshot={args.out.resolve()}", page.as_uri()],
                        check=True, capture_output=True, timeout=180)

@@ -680,7 +680,7 @@ def test_gpu_triage_collect_runs_the_same_script(kube: Kube, monkeypatch, capsys
     assert load_collector().__file__ == str(collector_path())
     assert run_collector(["--help"]) == 0
     help_text = capsys.readouterr().out
-    assert help_text.startswith("usage: gpu-triage collect")
+    assert help_text.startswith("Usage: gpu-triage collect [OPTIONS]")
     for flag in ("--context", "--kubeconfig", "--request-timeout", "--namespace", "--output-dir",
                  "--manifest", "--archive", "--no-redact", "--kubectl", "partial"):
         assert flag in help_text

@@ -150,19 +150,22 @@ def test_lab_picture_gpu_ok_full_alloczero_noplugin_tainted():
     tainted = rows[("gpu-tainted", "nvidia.com/gpu")]
     assert (tainted["allocatable"], tainted["used"], tainted["free"]) == (4, 0, 4)
     assert tainted["states"] == ["tainted", "free"] and tainted["taints"] == ["nvidia.com/gpu=present:NoSchedule"]
+    # lab/taint wants it and does not tolerate the taint: its 4 free GPUs are not free for the waiting pods
+    assert (tainted["pending_wanting"], tainted["pending_tolerating"], tainted["free_behind_taint"]) == (["lab/taint"], [], 4)
     assert {r["pool"] for r in doc["rows"]} == {"-"}  # no pool label on the lab's nodes
-    assert doc["pools"] == [{"pool": "-", "resource": "nvidia.com/gpu", "nodes": 4, "allocatable": 8, "used": 4, "free": 4}]
+    assert doc["pools"] == [{"pool": "-", "resource": "nvidia.com/gpu", "nodes": 4, "allocatable": 8, "used": 4, "free": 4,
+                             "free_behind_taint": 4}]
 
 
-def test_lab_table_order_free_first_then_broken_then_full():
+def test_lab_table_order_usable_free_first_then_broken_or_behind_a_taint_then_full():
     proc = run_cli("nodes", LAB)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:7] == ["NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE"]
     order = [line.split()[0] for line in lines[1:5]]
-    assert order == ["gpu-tainted", "gpu-alloczero", "gpu-noplugin", "gpu-ok"]
-    assert "tainted nvidia.com/gpu=present:NoSchedule" in lines[1]
-    assert "allocatable 0 of capacity 4" in lines[2]
+    assert order == ["gpu-alloczero", "gpu-noplugin", "gpu-tainted", "gpu-ok"]  # gpu-tainted's free sit behind its taint
+    assert "allocatable 0 of capacity 4" in lines[1]
+    assert "tainted nvidia.com/gpu=present:NoSchedule (not tolerated by lab/taint)" in lines[3]
     assert "1: lab/exhausted" in lines[4]  # the pod pinned to gpu-ok by nodeSelector waits for it
 
 

@@ -73,7 +73,8 @@ def test_summary_counts_words_most_urgent_first_in_the_order_of_causes_md(lab):
     assert all(s.targets == 1 for s in lab.summary)
     rows = [r for r in read_page(html_of(lab)).rows if r and r[0] in order]
     assert [r[0] for r in rows] == order
-    assert rows[-1][2] == "wait for free slots, or add capacity"  # exhausted's next action from words.py
+    assert rows[-1][2] == "lab/exhausted"  # which targets, by name
+    assert rows[-1][3] == "wait for free slots, or add capacity"  # exhausted's next action from words.py
 
 
 def test_header_has_context_server_version_collection_time_and_missing_kinds(lab):
@@ -83,8 +84,9 @@ def test_header_has_context_server_version_collection_time_and_missing_kinds(lab
         assert value in text
     # The lab has no owners' files: the header says so, kind by kind.
     # (and, recorded before DRA was collected, none of the resource.k8s.io kinds)
-    assert ("9 kind(s) missing or not collected: not in the bundle: daemonsets, deviceclasses, devicetaintrules, jobs, "
-            "replicasets, resourceclaims, resourceclaimtemplates, resourceslices, statefulsets") in text
+    from analyzer.bundle.catalog import KINDS
+    absent = sorted(k.name for k in KINDS if not (LAB / k.file).exists())
+    assert f"{len(absent)} kind(s) missing or not collected: not in the bundle: {', '.join(absent)}" in text
     assert "valid: no schema, checksum or model finding" in text
 
 
@@ -96,8 +98,9 @@ def test_header_without_manifest_and_with_validation_findings(tmp_path):
     data = data_of(root)
     text = read_page(html_of(data)).text
     assert "not recorded (no manifest.json)" in text
-    assert ("not in the bundle: daemonsets, deviceclasses, devicetaintrules, jobs, replicasets, resourceclaims, "
-            "resourceclaimtemplates, resourceslices, runtimeclasses, statefulsets") in text
+    from analyzer.bundle.catalog import KINDS
+    absent = sorted(k.name for k in KINDS if not (LAB / k.file).exists() or k.name == "runtimeclasses")
+    assert f"not in the bundle: {', '.join(absent)}" in text
     assert data.header.problem_count >= 1
     assert f"{data.header.problem_count} finding(s)" in text
     assert "pods.json" in data.header.problems[0] and "$.items[1]" in data.header.problems[0]
@@ -112,7 +115,7 @@ def test_lab_picture_gpu_ok_is_full_held_by_filler_a_3_and_filler_b_1(lab):
     assert (resource, alloc, used, free) == ("nvidia.com/gpu", "4", "4", "0")
     assert held == "lab/filler-a 3, lab/filler-b 1"  # finished-job (Succeeded) holds nothing
     assert "finished-job" not in " ".join(row)
-    assert waiting == "1"  # lab/exhausted asks for it (nodeSelector hostname gpu-ok)
+    assert waiting == "lab/exhausted"  # named: it asks for it (nodeSelector hostname gpu-ok)
 
 
 def test_lab_picture_alloczero_noplugin_and_tainted(lab):
@@ -122,8 +125,10 @@ def test_lab_picture_alloczero_noplugin_and_tainted(lab):
     noplugin = node_row(page, "gpu-noplugin")
     assert noplugin[4] == "—" and "no nvidia.com/gpu in status.capacity" in noplugin[1]
     tainted = node_row(page, "gpu-tainted")
-    assert tainted[4:7] == ["4", "0", "4"]
+    # lab/taint waits for it without the toleration: its 4 free GPUs are not free for the waiting pods
+    assert tainted[4:7] == ["4", "0", "0+4 behind the taint"]
     assert "tainted nvidia.com/gpu=present:NoSchedule" in tainted[1]
+    assert tainted[8] == "lab/taint (taint not tolerated)"
 
 
 def test_lab_picture_in_markdown(lab):
@@ -131,7 +136,8 @@ def test_lab_picture_in_markdown(lab):
     assert rows["gpu-ok"][3:8] == ["████", "4", "4", "**0**", "lab/filler-a 3, lab/filler-b 1"]
     assert rows["gpu-alloczero"][4] == "0 of 4" and rows["gpu-alloczero"][3] == "····"
     assert rows["gpu-noplugin"][4] == "—"
-    assert rows["gpu-tainted"][1] == "tainted nvidia.com/gpu=present:NoSchedule" and rows["gpu-tainted"][6] == "**4**"
+    assert rows["gpu-tainted"][1] == "tainted nvidia.com/gpu=present:NoSchedule"
+    assert rows["gpu-tainted"][3] == "▒▒▒▒" and rows["gpu-tainted"][6] == "**0** (+4 behind the taint)"
 
 
 def _independent_gpu_use(bundle: Path) -> dict[str, int]:
@@ -368,16 +374,16 @@ def test_report_writes_report_html_in_the_current_directory_by_default(tmp_path)
 
 
 def test_report_markdown_to_stdout_and_to_a_file(tmp_path):
-    proc = _cli(tmp_path, "report", LAB, "-o", "markdown", "--output", "-")
+    proc = _cli(tmp_path, "report", LAB, "-o", "markdown", "--file", "-")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("# GPU triage: lab-v1.36\n")
-    proc = _cli(tmp_path, "report", LAB, "-o", "markdown", "--output", tmp_path / "t.md")
-    assert proc.returncode == 0 and (tmp_path / "t.md").read_text() == _cli(tmp_path, "report", LAB, "-o", "markdown", "--output", "-").stdout
+    proc = _cli(tmp_path, "report", LAB, "-o", "markdown", "--file", tmp_path / "t.md")
+    assert proc.returncode == 0 and (tmp_path / "t.md").read_text() == _cli(tmp_path, "report", LAB, "-o", "markdown", "--file", "-").stdout
 
 
 def test_report_errors_are_one_line_and_exit_2(tmp_path):
     for args, expected in (((tmp_path / "nope",), "nope: no such file or directory"),
-                           ((LAB, "--output", tmp_path / "no" / "dir.html"), "dir.html: cannot write the report")):
+                           ((LAB, "--file", tmp_path / "no" / "dir.html"), "dir.html: cannot write the report")):
         proc = _cli(tmp_path, "report", *args)
         assert proc.returncode == 2
         assert expected in proc.stderr and "Traceback" not in proc.stderr
@@ -389,7 +395,7 @@ def test_report_of_a_partly_invalid_bundle_is_written_and_exits_2(tmp_path):
         items[1]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "lots"
         return items
     root = copy_lab(tmp_path, edit={"pods": break_one})
-    proc = _cli(tmp_path, "report", root, "--output", tmp_path / "r.html")
+    proc = _cli(tmp_path, "report", root, "--file", tmp_path / "r.html")
     assert proc.returncode == 2
     assert "partly invalid" in proc.stderr
     assert "finding(s)" in read_page((tmp_path / "r.html").read_text()).text
@@ -402,7 +408,7 @@ def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
     from helpers import LAB, run_cli
 
     out = tmp_path / f"report.{fmt}"
-    r = run_cli("report", LAB, "-o", fmt, "--output", out)
+    r = run_cli("report", LAB, "-o", fmt, "--file", out)
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert "only the taint nvidia.com/gpu=present:NoSchedule" in text

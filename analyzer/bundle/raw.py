@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.bundle.catalog import MANIFEST
-from analyzer.bundle.engines import Violation, violations
+from analyzer.bundle.engines import Violation
 from analyzer.bundle.reading import Bundle, parse_json
-from analyzer.bundle.streaming import manifest_findings, start_hash
+from analyzer.bundle.changed import manifest_findings
+from analyzer.bundle.streaming import start_hash
 from analyzer.errors import BundleError
 
 
@@ -22,8 +22,8 @@ class RawList:
 
 
 def read_checked_whole(bundle: Bundle, rel: str) -> tuple[object, list[Violation]]:
-    """One file read whole and parsed, with the manifest's size and sha256 held against it (findings on
-    manifest.json when they disagree). BundleError when it is not JSON."""
+    """One file read whole and parsed, with the manifest's size and sha256 held against it (a FileChanged
+    when they disagree: the file changed after collection). BundleError when it is not JSON."""
     data = bundle.read_bytes(rel)
     index = bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
@@ -32,7 +32,7 @@ def read_checked_whole(bundle: Bundle, rel: str) -> tuple[object, list[Violation
     finally:
         if hasher:
             hasher.join()
-    return doc, (violations(MANIFEST, manifest_findings(rel, len(data), hasher.digest, index)) if hasher else [])
+    return doc, (list(manifest_findings(rel, len(data), hasher.digest, index)) if hasher else [])
 
 
 def read_raw_list(bundle: Bundle, rel: str) -> RawList:

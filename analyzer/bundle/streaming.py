@@ -375,19 +375,5 @@ def start_hash(data: bytes) -> _Hasher:
     return hasher
 
 
-def manifest_findings(rel: str, size: int, digest: str, index: tuple[str, int, dict] | None) -> list[tuple[str, str, str]]:
-    """The manifest's size and sha256 for this file, as findings on manifest.json (empty when they agree)."""
-    if index is None:
-        return []
-    section, i, entry = index
-    base = f"$.{section}[{i}]"
-    out = []
-    if isinstance(entry.get("bytes"), int) and entry["bytes"] != size:
-        out.append((base + ".bytes", f"{size} (the size of {rel})", str(entry["bytes"])))
-    if isinstance(entry.get("sha256"), str) and entry["sha256"] != digest:
-        out.append((base + ".sha256", f"{digest} (the sha256 of {rel})", entry["sha256"]))
-    return out
-
-
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "manifest_findings", "start_hash",
+__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "start_hash",
            "stream_list"]

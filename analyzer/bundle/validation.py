@@ -18,9 +18,10 @@ from typing import Callable, Iterator, Mapping
 
 from analyzer.bundle.engines import SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VERSION
+from analyzer.bundle.changed import manifest_findings
 from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
-from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, manifest_findings, start_hash,
+from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, start_hash,
                                        stream_list)
 from analyzer.errors import BundleError
 
@@ -66,6 +67,10 @@ class Loaded:
     attempts: list[tuple[str, dict]] = field(default_factory=list)  # (file, attempt document)
     engine: str = ""
     streamed: dict[str, int] = field(default_factory=dict)  # kind -> item count, for kinds given to a sink (pods)
+    # Files that differ from what manifest.json recorded (edited after collection): read as they are now, so
+    # they leave nothing out; a finding for `validate` (strict), a warning for every other command.
+    changed: list[Violation] = field(default_factory=list)
+    strict: bool = False
 
     def has(self, kind: str) -> bool:
         """Was this kind read (kept as a Document, or streamed to a sink)?"""
@@ -82,12 +87,25 @@ class Loaded:
     def why_missing(self, kind: str) -> str:
         return self.missing.get(kind, f"{kind}.json is not in the bundle")
 
+    def note_changed(self, found: list[Violation], at: int | None = None) -> None:
+        """A file changed since collection: a finding under `validate`, else a warning (nothing is left out)."""
+        if not found:
+            return
+        if not self.strict:
+            self.changed.extend(found)
+            return
+        self.violation_count += len(found)
+        if at is None:
+            self.violations.extend(found)
+        else:
+            self.violations[at:at] = found
+        del self.violations[MAX_DETAILED:]
+
 
 def read_checked(loaded: Loaded, rel: str) -> object:
     """Read one small file whole (version, attempts), check it against the manifest's size and sha256, parse it."""
     doc, changed = read_checked_whole(loaded.bundle, rel)
-    if changed:
-        loaded.add(MANIFEST, [(v.path, v.expected, v.found) for v in changed])
+    loaded.note_changed(changed)
     return doc
 
 
@@ -119,11 +137,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         if hasher is None:
             return
         hasher.join()
-        found = violations(MANIFEST, manifest_findings(rel, size, hasher.digest, index))
-        if found:
-            loaded.violation_count += len(found)
-            loaded.violations[at:at] = found
-            del loaded.violations[MAX_DETAILED:]
+        loaded.note_changed(manifest_findings(rel, size, hasher.digest, index), at)
 
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
@@ -188,7 +202,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     so the pods that do not need them are still answered.
     """
     schemas = SchemaSet(engine)
-    loaded = Loaded(bundle=bundle, engine=schemas.engine)
+    loaded = Loaded(bundle=bundle, engine=schemas.engine, strict=strict)
     if bundle.manifest is not None:
         man = schemas.whole("manifest")
         if not man.is_valid(bundle.manifest):

@@ -10,7 +10,7 @@ from analyzer.diff.compare import compare
 from analyzer.diff.formats import renderers
 from analyzer.diff.records import Diff
 from analyzer.diff.snapshot import snapshot
-from analyzer.text import problem_lines
+from analyzer.text import printable, problem_lines
 
 
 
@@ -26,6 +26,8 @@ def run(old: str | Path, new: str | Path, output: str = "table", out: TextIO | N
     d = diff_bundles(old, new)
     renderers()[output](d, out)
     out.flush()
+    for line in d.edited:
+        err.write(f"gpu-triage: warning: {printable(line)}\n")
     for line in problem_lines(d.problems):
         err.write(line + "\n")
     if d.problems:

@@ -78,4 +78,5 @@ def compare(old: Snapshot, new: Snapshot) -> Diff:
     problems = tuple(f"{old.label}: {p}" for p in old.problems) + tuple(f"{new.label}: {p}" for p in new.problems)
     return Diff(collection=_collection(old, new), appeared=appeared, resolved=resolved, changed=changed,
                 nodes=_node_changes(old.nodes, new.nodes), pools=_pools(old, new), quotas=_quotas(old, new),
-                problems=problems)
+                problems=problems,
+                edited=tuple(f"{old.label}: {p}" for p in old.edited) + tuple(f"{new.label}: {p}" for p in new.edited))

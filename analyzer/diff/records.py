@@ -38,6 +38,7 @@ class Snapshot:
     pools: dict[tuple[str, str], tuple[int, int, int]]  # (pool, resource) -> (allocatable, used, free)
     quotas: dict[tuple[str, str, str], tuple[str | None, str | None]] | None  # (ns, quota, key) -> (hard, used)
     problems: tuple[str, ...] = ()
+    edited: tuple[str, ...] = ()  # files changed after collection (a what-if): compared as they are now
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,3 +107,4 @@ class Diff:
     pools: tuple[PoolRow, ...]
     quotas: tuple[QuotaChange, ...] | None  # None: neither bundle holds resourcequotas.json
     problems: tuple[str, ...] = field(default=())
+    edited: tuple[str, ...] = field(default=())  # "<bundle>: pods.json changed after collection: …"

@@ -165,4 +165,4 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
                     words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
                     pods={k: PodState(node=node, phase=phase) for k, (node, phase) in states.items()}, nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
-                    quotas=_quotas(analysis), problems=tuple(problems))
+                    quotas=_quotas(analysis), problems=tuple(problems), edited=tuple(analysis.changed))

@@ -140,9 +140,32 @@ def conflation_note(message: str, word: str) -> str | None:
             f"the bundle says: {word}")
 
 
+_PREEMPTION = re.compile(r"preemption: 0/(\d+) nodes are available: (.*)$")
+_PREEMPTION_PART = re.compile(r"(\d+) (No preemption victims found for incoming pod|Preemption is not helpful for scheduling)")
+
+
 def preemption_hint(message: str) -> str | None:
-    if "Preemption is not helpful" in message and "No preemption victims" not in message:
-        return "preemption: not helpful on any node (requests exceed what nodes can ever offer) — supporting evidence only"
-    if "No preemption victims" in message:
-        return "preemption: some node has the resource but other pods hold it — supporting evidence only"
-    return None
+    """The scheduler's preemption tail in words, per node count. kube-scheduler (pkg/scheduler/framework/
+    preemption/preemption.go, nodesWherePreemptionMightHelp) writes "Preemption is not helpful for scheduling"
+    for a node whose failure is UnschedulableAndUnresolvable: a taint, a selector or affinity, a device or a
+    request the node can never give, so evicting a pod cannot help; defaultpreemption's SelectVictimsOnNode
+    writes "No preemption victims found for incoming pod" where evicting could make room but no pod of lower
+    priority is there to evict."""
+    m = _PREEMPTION.search(message)
+    if m is None:
+        return None
+    counts = {"victims": 0, "unhelpful": 0}
+    for n, what in _PREEMPTION_PART.findall(m.group(2)):
+        counts["victims" if what.startswith("No preemption") else "unhelpful"] += int(n)
+    total = int(m.group(1))
+    parts = []
+    if counts["unhelpful"]:
+        where = "any node" if counts["unhelpful"] == total else f"{counts['unhelpful']} of {total} node(s)"
+        parts.append(f"would not help on {where} (what stops the pod there, a taint, a selector or something the "
+                     f"node can never give, is not a pod to evict)")
+    if counts["victims"]:
+        where = "every node" if counts["victims"] == total else f"{counts['victims']} of {total} node(s)"
+        parts.append(f"on {where} other pods hold what it needs, but none has a lower priority to evict")
+    if not parts:
+        return None
+    return "preemption: " + "; ".join(parts) + " — supporting evidence only"

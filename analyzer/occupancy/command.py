@@ -12,7 +12,7 @@ from analyzer.bundle.catalog import NODES, PODS
 from analyzer.errors import BundleError
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.occupancy.formats import renderers
-from analyzer.text import problem_lines
+from analyzer.text import printable, problem_lines
 
 
 
@@ -37,6 +37,8 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
         occ = occ.only(resource)
     renderers()[output](occ, out)
     out.flush()
+    for line in analysis.changed:
+        err.write(f"gpu-triage: warning: {printable(line)}\n")
     for line in problem_lines(occ.problems):
         err.write(line + "\n")
     if occ.problems:

@@ -13,8 +13,13 @@ Rules (each as Kubernetes has it):
     pkg/scheduler/framework/plugins/tainttoleration Filter passes helper.DoNotScheduleTaintsFilterFunc()
     to FindMatchingUntoleratedTaint.
   - a pending pod "wants" a node's resource when it is unbound, not terminated, asks for > 0 of the
-    resource and its nodeSelector labels are all on the node. Required node affinity and taints are
-    not judged here: that is the funnel's work (`gpu-triage why`).
+    resource and its nodeSelector labels are all on the node. Required node affinity is not judged here:
+    that is the funnel's work (`gpu-triage why`).
+  - free units of a node with a blocking taint of its own are "behind the taint" unless some pod wanting
+    them tolerates it (TaintToleration's rule, model/matching.untolerated): a tainted node's free GPUs
+    are not free for the pods that wait.
+  - a resource pending pods ask for that no node offers (no device plugin, no DRA driver publishing a
+    ResourceSlice) is shown on the nodes their selectors match, as "no plugin", at most 20 of them.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Iterable
 from analyzer.kube import BLOCKING_EFFECTS, TERMINATED, UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.nodes import NodeView
+from analyzer.model.matching import untolerated
 from analyzer.occupancy.order import sort_rows
 from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
                                         TAINTED, USAGE_UNKNOWN, Holder, Occupancy, PodUse, PoolTotal,
@@ -101,10 +107,13 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
     for node_name, resource in holders:
         held_here[node_name].add(resource)
     wanting, pending_by_resource = _wanting(node_list, pending, config)
+    tolerations = {p.key: p.tolerations for p in pending}
+    unoffered = _unoffered(node_list, pending_by_resource, wanting, config)
     rows: list[ResourceRow] = []
     for node in node_list:
         resources = {r for r in (*node.capacity, *node.allocatable) if config.is_accelerator(r)}
         resources |= held_here.get(node.name, set())  # a pod may use what the node does not report: overcommitted
+        resources |= unoffered.get(node.name, set())
         gpu_looking = looks_like_gpu_node(node.labels, config)
         if not resources and not gpu_looking:
             continue  # not an accelerator node
@@ -112,7 +121,8 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
             resources = {expected_resource(node.labels)}
         pool = pool_of(node.labels, pool_labels)
         blocking = tuple(str(t) for t in node.taints if t.effect in BLOCKING_EFFECTS)
-        own_taint = any(t.effect in BLOCKING_EFFECTS and t.key != UNSCHEDULABLE_TAINT_KEY for t in node.taints)
+        own_taints = tuple(t for t in node.taints if t.effect in BLOCKING_EFFECTS and t.key != UNSCHEDULABLE_TAINT_KEY)
+        own_taint = bool(own_taints)
         for resource in sorted(resources):
             held = sorted(holders.get((node.name, resource), ()), key=lambda h: (-h.units, h.namespace, h.name))
             used = sum(h.units for h in held)
@@ -136,10 +146,13 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
                 states.append(USAGE_UNKNOWN)
             if not {NO_PLUGIN, ALLOCATABLE_ZERO, OVERCOMMITTED} & set(states):
                 states.append(FREE if free > 0 else FULL)
+            waiting = wanting.get((node.name, resource), ())
+            tolerating = tuple(k for k in waiting if not untolerated(own_taints, tolerations.get(k, ()))) if own_taint else ()
+            behind = free if own_taint and not tolerating else 0
             rows.append(ResourceRow(node=node.name, pool=pool, resource=resource, capacity=capacity,
                                     allocatable=allocatable, used=used, free=free, holders=tuple(held),
-                                    states=tuple(states), taints=blocking,
-                                    wanting=wanting.get((node.name, resource), ())))
+                                    states=tuple(states), taints=blocking, wanting=waiting,
+                                    behind_taint=behind, tolerating=tolerating))
     placed: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         placed[row.resource].update(row.wanting)
@@ -181,13 +194,34 @@ def _wanting(nodes: list[NodeView], pending: list[PodUse], config: AcceleratorCo
     return wanting, {r: tuple(sorted(v)) for r, v in sorted(by_resource.items())}
 
 
+MAX_UNOFFERED_NODES = 20  # nodes listed for a resource no node offers (a CPU cluster must not list 5,000)
+
+
+def _unoffered(nodes: list[NodeView], pending: dict[str, tuple[str, ...]],
+               wanting: dict[tuple[str, str], tuple[str, ...]], config: AcceleratorConfig) -> dict[str, set[str]]:
+    """node -> resources pending pods ask for that NO node offers, on the nodes their selectors match (at most
+    MAX_UNOFFERED_NODES per resource): those nodes are where the device plugin or DRA driver is missing, so
+    they are listed as 'no plugin' rather than left out of the picture."""
+    offered = {r for n in nodes for r in (*n.capacity, *n.allocatable) if config.is_accelerator(r)}
+    out: dict[str, set[str]] = defaultdict(set)
+    for resource in pending:
+        if resource in offered:
+            continue
+        matched = sorted(node for (node, r) in wanting if r == resource)
+        if len(matched) <= MAX_UNOFFERED_NODES:
+            for node in matched:
+                out[node].add(resource)
+    return out
+
+
 def _pools(rows: list[ResourceRow]) -> tuple[PoolTotal, ...]:
     totals: dict[tuple[str, str], list[int]] = {}
     for r in rows:
-        t = totals.setdefault((r.pool, r.resource), [0, 0, 0, 0])
+        t = totals.setdefault((r.pool, r.resource), [0, 0, 0, 0, 0])
         t[0] += 1
         t[1] += r.allocatable or 0
         t[2] += r.used
         t[3] += r.free
-    return tuple(PoolTotal(pool=p, resource=res, nodes=n, allocatable=a, used=u, free=f)
-                 for (p, res), (n, a, u, f) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+        t[4] += r.behind_taint
+    return tuple(PoolTotal(pool=p, resource=res, nodes=n, allocatable=a, used=u, free=f, behind_taint=b)
+                 for (p, res), (n, a, u, f, b) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][0])))

@@ -11,6 +11,7 @@ from analyzer.bundle.catalog import PODS
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.model.dra.reading import pod_claims
+from analyzer.model.matching import tolerations_of
 from analyzer.model.podspec import effective_requests
 from analyzer.occupancy import Occupancy, PodUse, compute
 
@@ -58,10 +59,19 @@ def occupancy_of(analysis: "Analysis", config: AcceleratorConfig | None = None) 
                 continue
             selector = t.spec.get("nodeSelector") or {}
             uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=requests,
-                               node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}))
+                               node_selector={str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {},
+                               tolerations=_tolerations(t.spec)))
     if c.dra is not None:
         facts, uses, config = _with_devices(analysis, facts, uses, config)
     return compute(facts, uses, config)
+
+
+def _tolerations(spec: dict) -> tuple:
+    """The pod's tolerations; none when the list cannot be read (its verdict names that)."""
+    try:
+        return tolerations_of(spec) if isinstance(spec.get("tolerations") or [], list) else ()
+    except (AttributeError, TypeError):
+        return ()
 
 
 def _with_devices(analysis: "Analysis", facts: list, uses: list,
@@ -103,5 +113,6 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list,
                 for _, name in rc.spec.class_names():
                     wants[IMPLICIT_EXTENDED_PREFIX + name] = wants.get(IMPLICIT_EXTENDED_PREFIX + name, 0) + 1
         if wants:
-            uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants))
+            uses.append(PodUse(namespace=t.namespace, name=t.name, phase=t.phase, requests=wants,
+                               tolerations=_tolerations(t.spec)))
     return out, uses, config.with_additions([IMPLICIT_EXTENDED_PREFIX + "*"])

@@ -1,9 +1,10 @@
 """Display order of occupancy rows: what a person looks for first.
 
 Per resource (nvidia.com/gpu first, then the others by name):
-  1. nodes with free units and nothing broken, most free first (where a waiting pod can go; a
-     tainted node is here too, its taint shown);
-  2. broken nodes (not ready, no plugin, allocatable 0, cordoned, overcommitted, usage unknown);
+  1. nodes with free units a waiting pod can use and nothing broken, most free first (a tainted node is
+     here when a pod that wants it tolerates the taint);
+  2. broken nodes (not ready, no plugin, allocatable 0, cordoned, overcommitted, usage unknown), and
+     nodes whose free units sit behind a taint no waiting pod tolerates;
   3. healthy full nodes.
 Ties by pool, then node name.
 """
@@ -14,8 +15,9 @@ from typing import Iterable
 
 from analyzer.occupancy.records import ResourceRow
 
-ORDER_HELP = ("per resource: nodes with free units first (most free first), then broken nodes (not ready, no plugin, "
-              "allocatable 0, cordoned, overcommitted), then full nodes; ties by pool and node name")
+ORDER_HELP = ("per resource: nodes with free units a waiting pod can use first (most free first), then broken nodes "
+              "(not ready, no plugin, allocatable 0, cordoned, overcommitted) and free units behind an untolerated taint, "
+              "then full nodes; ties by pool and node name")
 
 
 def resource_rank(resource: str) -> tuple[int, str]:
@@ -23,13 +25,13 @@ def resource_rank(resource: str) -> tuple[int, str]:
 
 
 def row_key(row: ResourceRow) -> tuple:
-    if row.broken:
+    if row.broken or row.behind_taint:
         group = 1
-    elif row.free > 0:
+    elif row.usable > 0:
         group = 0
     else:
         group = 2
-    return (resource_rank(row.resource), group, -row.free if group == 0 else 0, row.pool, row.node)
+    return (resource_rank(row.resource), group, -row.usable if group == 0 else 0, row.pool, row.node)
 
 
 def sort_rows(rows: Iterable[ResourceRow]) -> list[ResourceRow]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.model.matching import Toleration
 
 # Node states, most severe first. A row carries every state that applies, in this order.
 NOT_READY = "not-ready"
@@ -43,6 +44,7 @@ class PodUse:
     requests: dict[str, int] = field(default_factory=dict)
     node_selector: dict[str, str] = field(default_factory=dict)
     readable: bool = True
+    tolerations: tuple[Toleration, ...] = ()  # a pending pod's: is a tainted node's free capacity free for it?
 
     @property
     def key(self) -> str:
@@ -79,6 +81,15 @@ class ResourceRow:
     states: tuple[str, ...]  # from STATES, most severe first; never empty
     taints: tuple[str, ...]  # blocking taints (NoSchedule/NoExecute) as key=value:effect, cordon's included
     wanting: tuple[str, ...]  # pending pods (ns/name) asking for this resource whose nodeSelector matches the node
+    # Free units no waiting pod can use: the node has a blocking taint of its own that none of the pods wanting it
+    # tolerates (with no pod waiting: that an ordinary pod would not tolerate). 0 when some waiting pod tolerates it.
+    behind_taint: int = 0
+    tolerating: tuple[str, ...] = ()  # the pods of `wanting` that tolerate every blocking taint of the node
+
+    @property
+    def usable(self) -> int:
+        """Free units a waiting pod can take: free minus what sits behind an untolerated taint."""
+        return self.free - self.behind_taint
 
     @property
     def overcommitted(self) -> bool:
@@ -97,6 +108,7 @@ class PoolTotal:
     allocatable: int
     used: int
     free: int
+    behind_taint: int = 0  # of `free`, the units behind a taint no waiting pod tolerates
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

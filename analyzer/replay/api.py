@@ -10,11 +10,12 @@ back to legacy when the reply is plain JSON (client-go discovery/aggregated_disc
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 
+from analyzer.replay import clock
 from analyzer.replay.kinds import RESOURCES
 from analyzer.replay.selectors import SelectorError, fields_match, labels_match, parse_fields, parse_labels
 from analyzer.replay.store import Served, Store
@@ -58,7 +59,6 @@ class Api:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.now = store.collected
         self._group_versions: dict[str, list[Served]] = {}
         self._by_path: dict[tuple[str, str], Served] = {}  # (group/version, plural) -> what it serves
         for s in store.served.values():
@@ -67,6 +67,13 @@ class Api:
 
     # -- entry ---------------------------------------------------------------------------
     def handle(self, req: Request) -> Reply:
+        """The answer, its times moved so that kubectl's own ages count from the collection (clock.py)."""
+        reply = self._answer(req)
+        if self.store.shift_times and reply.content_type == JSON and reply.status == 200:
+            reply = replace(reply, body=clock.shift_json(reply.body, clock.offset(self.store.collected)))
+        return reply
+
+    def _answer(self, req: Request) -> Reply:
         if req.method not in ("GET", "HEAD"):
             return self._read_only(req)
         parts = [p for p in req.path.split("/") if p]
@@ -261,8 +268,9 @@ class Api:
         resource = served.kind.name
         include = req.query.get("includeObject", "Metadata")
         rows = []
+        now = self.store.collected  # the times in the answer move with the request: the ages are those at collection
         for it in items:
-            row: dict[str, Any] = {"cells": cells(resource, it, self.now)}
+            row: dict[str, Any] = {"cells": cells(resource, it, now)}
             if include == "Object":
                 row["object"] = _with_type(served, it)
             elif include != "None":

@@ -50,6 +50,7 @@ def _say(line: str) -> None:
 
 def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: bool = True):  # type: ignore[no-untyped-def]
     """Load the bundle, add the cause annotations, start the server. Returns the ReplayServer."""
+    from analyzer.replay import clock
     from analyzer.replay.annotate import annotate
     from analyzer.replay.api import Api
     from analyzer.replay.causes import causes
@@ -63,7 +64,7 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
         _say(f"gpu-triage: serve: … {len(store.warnings) - 50} more")
     if with_causes:
         try:
-            annotate(store, causes(bundle))
+            annotate(store, causes(bundle, warn=lambda line: _say(f"gpu-triage: warning: {line}")))
         except Exception as exc:  # noqa: BLE001 - the replay is still useful without the words
             _say(f"gpu-triage: serve: cause annotations left out: the analysis could not run ({exc})")
     server = ReplayServer(api=Api(store), host=ANY_ADDRESS if any_address else LOCALHOST, port=port)
@@ -71,9 +72,18 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
         server.start()
     except OSError as exc:
         raise _Refused(f"cannot listen on {server.host}:{port}: {exc.strerror or exc}") from None
+    if store.shift_times:
+        _say(f"gpu-triage: serve: times are moved forward by the time since collection ({_span(clock.offset(store.collected))} "
+             f"now) so that every age, kubectl's and the server's, reads as it did at {store.collected:%Y-%m-%dT%H:%M:%SZ}")
     if any_address:
         _say(f"gpu-triage: serve: WARNING: listening on every address: anyone who can reach port {server.port} can read the bundle")
     return server
+
+
+def _span(by) -> str:  # type: ignore[no-untyped-def]
+    from analyzer.replay.humantime import human_duration
+
+    return human_duration(by.total_seconds())
 
 
 class _Refused(Exception):
@@ -93,13 +103,26 @@ def _guarded(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-def register(app: typer.Typer) -> None:
-    """Add `serve` and `shell` to the CLI."""
+SERVE_EXAMPLES = """\
+Examples:
+  gpu-triage serve dumps/lab-seven-states-v1.36     # prints: export KUBECONFIG=/tmp/…/kubeconfig
+  gpu-triage serve BUNDLE.tar.gz --port 8001 --kubeconfig replay.kubeconfig
+  kubectl get pods -A; kubectl describe pod -n lab exhausted"""
 
-    @app.command()
-    def serve(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-              port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one)."),
-              kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", help="Write the kubeconfig here (default: a private temporary file)."),
+SHELL_EXAMPLES = """\
+Examples:
+  gpu-triage shell dumps/lab-seven-states-v1.36     # $SHELL with KUBECONFIG set; exit stops the server
+  gpu-triage shell BUNDLE -- kubectl get pods -A    # or one command"""
+
+
+def register(app: typer.Typer, cls: type | None = None) -> None:
+    """Add `serve` and `shell` to the CLI (`cls`: the command class whose help pages the CLI uses)."""
+    extra = {"cls": cls} if cls is not None else {}
+
+    @app.command(epilog=SERVE_EXAMPLES, **extra)
+    def serve(bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle directory or .tar.gz"),
+              port: int = typer.Option(0, "--port", metavar="PORT", help="Port on 127.0.0.1 (0: a free one)."),
+              kubeconfig: Optional[Path] = typer.Option(None, "--kubeconfig", metavar="FILE", help="Write the kubeconfig here (default: a private temporary file)."),
               any_address: bool = typer.Option(False, ANY_ADDRESS_FLAG, help="Listen on every address, not only 127.0.0.1 (anyone who can reach the port reads the bundle).")) -> None:
         """Replay the bundle as a read-only Kubernetes API for kubectl, until interrupted."""
         def run() -> int:
@@ -121,10 +144,11 @@ def register(app: typer.Typer) -> None:
             return 0
         _guarded(run)
 
-    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def shell(bundle: Path = typer.Argument(..., help="Bundle directory or .tar.gz"),
-              command: Optional[List[str]] = typer.Argument(None, help="After --: a command to run instead of $SHELL."),
-              port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: a free one).")) -> None:
+    @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, epilog=SHELL_EXAMPLES,
+                 **extra)
+    def shell(bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle directory or .tar.gz"),
+              command: Optional[List[str]] = typer.Argument(None, metavar="-- COMMAND", help="A command to run instead of $SHELL."),
+              port: int = typer.Option(0, "--port", metavar="PORT", help="Port on 127.0.0.1 (0: a free one).")) -> None:
         """Start $SHELL (or the command after --) with KUBECONFIG pointing at a replay of the bundle."""
         def run() -> int:
             server = start_replay(bundle, port=port, any_address=False)

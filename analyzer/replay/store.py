@@ -42,6 +42,7 @@ class Store:
     missing: dict[str, str]  # kind name -> why it is not served
     version: dict | None
     warnings: list[str] = field(default_factory=list)
+    shift_times: bool = True  # each answer's times moved so kubectl's own ages count from collection (clock.py)
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -105,8 +106,9 @@ def _load_kind(kind: ApiResource, raw: RawList, warnings: list[str]) -> Served:
     return Served(kind=kind, version=version, items=kept, index=index, resource_version=raw.resource_version or str(newest_rv))
 
 
-def load_store(path: str | Path) -> Store:
-    """Read every servable file of the bundle (directory or .tar.gz). Raises BundleError when none is."""
+def load_store(path: str | Path, *, shift_times: bool = True) -> Store:
+    """Read every servable file of the bundle (directory or .tar.gz). Raises BundleError when none is.
+    `shift_times`: move every timestamp so kubectl's own ages count from the collection time (clock.py)."""
     bundle = open_bundle(path)
     with bundle:
         served: dict[str, Served] = {}
@@ -145,4 +147,4 @@ def load_store(path: str | Path) -> Store:
             created = _newest_timestamp(served) or EPOCH
             source = "the newest timestamp in the bundle (no manifest.json created)"
         return Store(label=str(path), collected=created, collected_from=source, served=served,
-                     missing=missing, version=version, warnings=warnings)
+                     missing=missing, version=version, warnings=warnings, shift_times=shift_times)

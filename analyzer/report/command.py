@@ -17,11 +17,32 @@ from analyzer.pipeline import Analysis, Options, analyse
 from analyzer.report.ticket import report_data
 
 DEFAULT_FILES = {"html": "report.html", "markdown": "report.md"}
+EXTENSIONS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+# Extensions that promise another kind of file: a report written there would mislead whoever opens it.
+OTHER_FORMATS = (".json", ".csv", ".yaml", ".yml", ".pdf", ".png", ".tar", ".gz", ".tgz", ".zip")
 STDOUT = "-"
 
 
+def looks_like_file(value: str) -> bool:
+    """`-o r.md`: a file name where a format was expected (the old spelling of --file)."""
+    return "/" in value or "." in value
+
+
+def resolve_format(fmt: str | None, file: str | None) -> str:
+    """The format: -o when given, else what --file's extension says, else html. A file whose extension says
+    another format (`-o markdown --file r.html`, `--file r.json`) is refused: nothing is written."""
+    ext = Path(file).suffix.lower() if file and file != STDOUT else ""
+    implied = EXTENSIONS.get(ext)
+    if ext in OTHER_FORMATS or (fmt is not None and implied is not None and implied != fmt):
+        wanted = fmt or "html"
+        raise UsageError(f"--file {file}: the extension {ext} does not fit the {wanted} format; name it "
+                         f"{Path(file or '').stem or 'report'}{'.html' if wanted == 'html' else '.md'}")
+    return fmt or implied or "html"
+
+
 def write_report(bundle: Path, fmt: str, output: str | None, options: Options) -> tuple[Analysis, str]:
-    """Write the report; returns the analysis (for its problems) and where the report went."""
+    """Write the report; returns the analysis (for its problems) and where the report went. `output`: the file
+    (None: report.html or report.md in the current directory; "-": standard output)."""
     from analyzer.report import html, markdown
 
     analysis = analyse(bundle, options)

@@ -103,10 +103,47 @@ def render(v: Verdict, out: TextIO) -> None:
             w(f"  note: {sched['conflation']}\n")
         if sched.get("preemption"):
             w(f"  {sched['preemption']}\n")
-    if v.evidence:
+    _admission(v.evidence, w)
+    rest = {k: val for k, val in v.evidence.items() if k not in _SHOWN_ABOVE}
+    if rest:
         w("\nEvidence:\n")
-        for k, val in v.evidence.items():
-            if k in ("nearest", "nearest_more", "nearest_none", "devices"):
-                continue  # shown above
-            text = val if isinstance(val, str) else orjson.dumps(val).decode()
-            w(f"  {k}: {text}\n")
+        for k, val in rest.items():
+            w(f"  {k}: {_plain(val)}\n")
+
+
+_SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
+
+
+def _plain(val: object) -> str:
+    """A value for a person: text as is, a map of plain values as k=v, a list of plain values joined; else JSON."""
+    if isinstance(val, str):
+        return val
+    if isinstance(val, dict) and all(isinstance(x, (str, int, float, bool)) for x in val.values()):
+        return ", ".join(f"{k}={x}" for k, x in val.items()) or "none"
+    if isinstance(val, list) and all(isinstance(x, (str, int, float)) for x in val):
+        return ", ".join(map(str, val)) or "none"
+    return orjson.dumps(val).decode()
+
+
+def _admission(ev: dict, w) -> None:  # type: ignore[no-untyped-def]
+    """An attempt: what the API server answered, then the same judgement rebuilt from the bundle's objects."""
+    answer = ev.get("answer")
+    if isinstance(answer, dict):
+        command = " ".join(map(str, answer.get("command") or [])) or "the stored command"
+        w(f"\nThe API server's answer ({command}, exit {answer.get('exitStatus')}):\n")
+        for line in str(answer.get("stderr") or answer.get("stdout") or "(nothing written)").strip().splitlines():
+            w(f"  {line}\n")
+    adm = ev.get("admission")
+    if not isinstance(adm, dict):
+        return
+    w("\nAdmission, rebuilt from the bundle's objects:\n")
+    api = adm.get("api_server")
+    if isinstance(api, dict) and api.get("says"):
+        w(f"  the API server refused it for: {api['says']}\n")
+    if adm.get("runtimeClassName") is not None:
+        have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
+        w(f"  runtimeClassName: {adm['runtimeClassName']} (RuntimeClasses in the bundle: {have})\n")
+    for q in adm.get("quota") or ():
+        w(f"  {q}\n")
+    if adm.get("agrees"):
+        w(f"  agrees: {adm['agrees']}\n")

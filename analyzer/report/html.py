@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from typing import TextIO
 
+from analyzer.occupancy.formats import DRA_PREFIX
 from analyzer.text import printable
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
@@ -17,7 +18,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>
 HOLDERS_OPEN = 2  # holders shown inline per node and resource
 OPEN_POOL = 30  # a pool with more nodes starts collapsed: its summary line still shows its totals
-BAR_W, BAR_H = 120, 14
+BAR_W, BAR_H = 96, 14
 READY = '<span class="muted">schedulable</span>'
 
 # Word colours by the part of causes.md they come from: refused before creation, the spec and the
@@ -49,27 +50,26 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .w{display:inline-block;padding:1px 8px;border-radius:10px;font:600 13px/1.5 ui-monospace,Menlo,Consolas,monospace;white-space:nowrap;color:#fff}
 .w.adm{background:#a3141c}.w.spec{background:#7b3fb0}.w.node{background:#b35300}.w.cap{background:#8a6d00}
 .w.ok{background:#1f7a3a}.w.other{background:#4d5560}
-.card{background:#fff;border:1px solid #d5d9e0;border-left:6px solid #4d5560;border-radius:6px;padding:10px 14px;margin:10px 0}
+.card{background:#fff;border:1px solid #d5d9e0;border-left:6px solid #4d5560;border-radius:6px;padding:6px 12px;margin:6px 0}
 .card.adm{border-left-color:#a3141c}.card.spec{border-left-color:#7b3fb0}.card.node{border-left-color:#b35300}
 .card.cap{border-left-color:#8a6d00}.card.ok{border-left-color:#1f7a3a}
 .card .head{display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}
 .card .count{font-weight:700}.card .who{font-weight:600;word-break:break-all}
-.reason{margin:6px 0 2px;font-size:16px}.next{margin:2px 0 6px}.next b{color:#1f4f99}
+.reason{margin:3px 0 2px;font-size:15.5px}.next{margin:2px 0 6px}.next b{color:#1f4f99}
 .card ul{margin:4px 0;padding-left:20px}.card li{margin:1px 0}
-.sched{display:grid;grid-template-columns:1fr 1fr;gap:8px;margin:6px 0}
-.sched div{background:#f7f8fa;border:1px solid #e6e8ec;border-radius:4px;padding:6px 8px}
-.sched .lbl{display:block;font-size:12px;color:#59606b;font-weight:600;text-transform:uppercase;letter-spacing:.03em}
 .near{background:#eef6ee;border:1px solid #c9e3cb;border-radius:4px;padding:6px 8px;margin:6px 0}
 details summary{cursor:pointer;color:#1f4f99}
 .legend{display:flex;gap:16px;flex-wrap:wrap;font-size:13px;margin:4px 0 8px}
 .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-1px;margin-right:4px}
 svg.bar rect.u,.sw.u{fill:#c2410c;background:#c2410c}svg.bar rect.f,.sw.f{fill:#16a34a;background:#16a34a}
-svg.bar rect.x,.sw.x{fill:#9ca3af;background:#9ca3af}svg.bar rect.bg{fill:#eef0f3;stroke:#b8bec8}
+svg.bar rect.x,.sw.x{fill:#9ca3af;background:#9ca3af}svg.bar rect.t,.sw.t{fill:#e8b931;background:#e8b931}svg.bar rect.bg{fill:#eef0f3;stroke:#b8bec8}
 .state{overflow-wrap:break-word;display:inline-block;margin:0 4px 2px 0;padding:0 6px;border-radius:3px;font-size:12.5px;background:#fdecc8;color:#6b3a00}
 .state.bad{background:#fbd5d5;color:#8b1116;font-weight:600}
 details.pool{margin:8px 0}details.pool>summary{background:#e3e9f3;padding:6px 10px;border:1px solid #d5d9e0;border-radius:4px;color:#16191d}
-td.nn{font-weight:600;overflow-wrap:anywhere;min-width:14ch;max-width:26ch}
-td.st{max-width:32ch}td.held{min-width:18ch;overflow-wrap:anywhere}td.held ul{margin:2px 0;padding-left:16px}
+td.nn{font-weight:600;overflow-wrap:anywhere;min-width:10ch;max-width:22ch}td.rs code{white-space:nowrap}
+.said{margin:3px 0}.said .lbl{font-size:12px;color:#59606b;font-weight:600;text-transform:uppercase;letter-spacing:.03em;margin-right:6px}
+.src{font-size:12.5px;color:#59606b}
+td.st{max-width:30ch}td.held{min-width:12ch;overflow-wrap:anywhere}td.held ul{margin:2px 0;padding-left:16px}
 footer{margin-top:30px;font-size:12.5px;color:#59606b}
 """
 
@@ -91,8 +91,8 @@ def render(data: ReportData, out: TextIO) -> None:
     _summary(data, w)
     _occupancy(data, w)
     _targets(data, w)
-    w("<footer>Written by gpu-triage from the bundle alone, offline. The cause words are those of causes.md; "
-      "the scheduler's own message is shown as evidence and never decides a word.</footer>\n")
+    w(f"<footer>Written by gpu-triage {_e(h.version)} from the bundle alone, offline. The scheduler's own message is "
+      "shown as evidence and never decides a word.</footer>\n")
     w("</main></body></html>\n")
 
 
@@ -105,8 +105,8 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     short = [("Context", _e(h.context or "not recorded (no manifest.json)")), ("Bundle", _e(h.bundle)),
              ("Server version", _e(h.server_version or "not recorded")),
              ("Collected", _e(h.collected or "not recorded (no manifest.json)")),
-             ("Collector", _e(h.collector or "not recorded")),
-             ("Targets", f"{data.target_count} in {len(data.rows)} shape(s)")]
+             ("Collector", _e(h.collector or "not recorded")), ("Written by", _e(f"gpu-triage {h.version}")),
+             ("Targets", _e(_targets_line(data)))]
     for k, v in short:
         w(f"<dt>{k}</dt><dd>{v}</dd>\n")
     wide: list[tuple[str, str]] = []
@@ -127,12 +127,25 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         wide.append(("Validation", f'<span class="bad">{h.problem_count} finding(s): the answers skip or mark what they affect</span><ul>{items}{more}</ul>'))
     else:
         wide.append(("Validation", "valid: no schema, checksum or model finding"))
+    for line in h.edited:
+        wide.append(("Edited", f'<span class="warn">{_e(line)}</span>; the answers are about the file as it is now'))
     for note in h.notes:
         wide.append(("Note", _e(note)))
     for k, v in wide:
         w(f'<dt>{k}</dt><dd class="wide">{v}</dd>\n')
     w("</dl>\n")
-    w('<nav><a href="#summary">Summary</a><a href="#occupancy">GPU occupancy</a><a href="#targets">Targets</a></nav>\n')
+
+
+def _targets_line(data: ReportData) -> str:
+    refused = sum(r.count for r in data.rows if r.kind == "Attempt")
+    owners = sum(r.count for r in data.rows if r.kind not in ("Pod", "Attempt"))
+    pods = data.target_count - refused - owners
+    parts = [f"{pods} pod(s) that will not start"] if pods else []
+    if refused:
+        parts.append(f"{refused} manifest(s) the API server refused")
+    if owners:
+        parts.append(f"{owners} controller(s) whose pods were refused")
+    return "; ".join(parts) or "none"
 
 
 def _word(word: str) -> str:
@@ -143,16 +156,24 @@ def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     if not data.summary:
         return
     w(f'<h2 id="summary">Summary</h2>\n<p class="muted">{_e(data.urgency_note)}.</p>\n')
-    w('<table><tr><th>Word</th><th>Targets</th><th>Next action</th></tr>\n')
+    w('<table><tr><th>Word</th><th>Targets</th><th>Which</th><th>Next action</th></tr>\n')
+    names: dict[str, list[str]] = {}
+    for row in data.rows:
+        names.setdefault(row.word, []).extend(row.names)
     for s in data.summary:
-        w(f'<tr><td><a href="#w-{_e(s.word)}">{_word(s.word)}</a></td><td class="n">{s.targets}</td><td>{_e(s.next_action)}</td></tr>\n')
-    w(f'<tr><td><b>total</b></td><td class="n"><b>{data.target_count}</b></td><td></td></tr>\n</table>\n')
+        who = names.get(s.word, [])
+        shown = ", ".join(f"<code>{_e(n)}</code>" for n in who[:NAMES_OPEN]) + (f" +{len(who) - NAMES_OPEN}" if len(who) > NAMES_OPEN else "")
+        w(f'<tr><td><a href="#w-{_e(s.word)}">{_word(s.word)}</a></td><td class="n">{s.targets}</td><td>{shown}</td>'
+          f'<td>{_e(s.next_action)}</td></tr>\n')
+    w(f'<tr><td><b>total</b></td><td class="n"><b>{data.target_count}</b></td><td></td><td></td></tr>\n</table>\n')
 
 
 def _targets(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     if not data.rows:
         return
     w('<h2 id="targets">Targets</h2>\n')
+    for note in data.footnotes:
+        w(f'<p class="muted">Note: {_e(note)}.</p>\n')
     counts = {s.word: s for s in data.summary}
     current = None
     for row in data.rows:
@@ -172,40 +193,42 @@ def _names(names: tuple[str, ...]) -> str:
     return f"{shown} … <details><summary>all {len(names)} names</summary><ul>{rest}</ul></details>"
 
 
+_KIND_TEXT = {"Attempt": "a manifest the API server refused"}
+
+
 def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
+    """One shape, said once: who, the reason, what else the evidence adds, the scheduler's sentence."""
     cls = _WORD_CLASS.get(row.word, "other")
     count = f'<span class="count">{row.count} ×</span>' if row.count > 1 else ""
     who = f"<span class=\"who\">{_e(row.owner)}</span>" if row.owner and row.count > 1 else f'<span class="who">{_e(row.names[0])}</span>'
-    kind = "" if row.kind == "Pod" else f'<span class="muted">{_e(row.kind)}</span>'
-    w(f'<div class="card {cls}"><div class="head">{_word(row.word)} {count} {who} {kind}</div>\n')
+    kind = "" if row.kind == "Pod" else f'<span class="muted">{_e(_KIND_TEXT.get(row.kind, row.kind))}</span>'
+    owner = f'<span class="muted">owner {_e(row.owner)}</span>' if row.owner and row.kind == "Pod" and row.count == 1 else ""
+    asks = f'<span class="muted">asks {_e(row.asks)}</span>' if row.asks else ""
+    w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}{asks}</div>\n')
     if row.count > 1:
         w(f'<div>{_names(row.names)}</div>\n')
-    elif row.owner and row.kind == "Pod":
-        w(f'<div class="muted">owner: {_e(row.owner)}</div>\n')
     w(f'<p class="reason">{_e(row.reason)}</p>\n')
     if row.evidence:
         w("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in row.evidence) + "</ul>\n")
     s = row.scheduler
     if s is not None:
-        said = f"<code>{_e(s.said)}</code><br><span class=\"muted\">{_e(s.source or '')}</span>" if s.said else '<span class="muted">nothing recorded</span>'
-        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
-            rebuilt = '<span class="muted">the same sentence (the scheduler adds only its preemption note)</span>'
-        elif s.rebuilt:
-            rebuilt = f"<code>{_e(s.rebuilt)}</code>"
-        else:
-            rebuilt = '<span class="muted">not rebuilt for this target</span>'
-        w(f'<div class="sched"><div><span class="lbl">The scheduler said</span>{said}</div>'
-          f'<div><span class="lbl">Rebuilt from the bundle</span>{rebuilt}</div></div>\n')
-        extra = [x for x in (s.comparison, *s.notes) if x]
-        if extra:
-            w('<p class="muted">' + "<br>".join(_e(x) for x in extra) + "</p>\n")
+        said = f"<code>{_e(s.said)}</code> <span class=\"muted\">({_e(s.source or '')})</span>" if s.said else '<span class="muted">nothing recorded</span>'
+        same = bool(s.rebuilt and s.said and s.said.startswith(s.rebuilt))
+        tail = ["rebuilt from the bundle: the same sentence"] if same else []
+        tail += [n.removesuffix(" — supporting evidence only") for n in s.notes]
+        agrees = f' — <span class="muted">{_e("; ".join(tail))}</span>' if tail else ""
+        w(f'<p class="said"><span class="lbl">The scheduler said</span> {said}{agrees}</p>\n')
+        if not same:
+            rebuilt = f"<code>{_e(s.rebuilt)}</code>" if s.rebuilt else '<span class="muted">not rebuilt for this target</span>'
+            comparison = f' <span class="muted">({_e(s.comparison)})</span>' if s.comparison else ""
+            w(f'<p class="said"><span class="lbl">Rebuilt from the bundle</span> {rebuilt}{comparison}</p>\n')
     if row.nearest is not None:
         if row.nearest:
             items = "".join(f"<li><b class=\"mono\">{_e(n.node)}</b>: {_e(n.reason)}</li>" for n in row.nearest)
             w(f'<div class="near"><b>Nearest nodes</b> (one change away):<ul>{items}</ul></div>\n')
         else:
             w('<div class="near"><b>Nearest nodes:</b> none — no node would take it after one change.</div>\n')
-    w(f'<div class="muted">source: <code>{_e(row.source)}</code></div></div>\n')
+    w(f'<div class="src">source: <code>{_e(row.source)}</code></div></div>\n')
 
 
 def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
@@ -214,25 +237,31 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w(f'<p class="warn">{_e(data.occupancy_note)}</p>\n')
     if not data.pools:
         return
-    w('<div class="legend"><span><i class="sw u"></i>used</span><span><i class="sw f"></i>free</span>'
+    w('<div class="legend"><span><i class="sw u"></i>used</span><span><i class="sw f"></i>free for the waiting pods</span>'
+      '<span><i class="sw t"></i>free, behind a taint no waiting pod tolerates</span>'
       '<span><i class="sw x"></i>capacity not allocatable</span><span class="muted">per node and accelerator resource; '
-      'used = requests of non-terminated pods bound to the node; tainted and empty nodes included</span></div>\n')
+      'used = requests of pods bound to the node and not finished</span></div>\n')
     for pool in data.pools:
         _pool(pool, w)
 
 
 def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
-    totals = "; ".join(f"<code>{_e(r)}</code> <b>{free} free</b> of {alloc}" for r, alloc, used, free in pool.totals())
-    tainted = sum(1 for n in pool.nodes if any(s.startswith("tainted") for s in n.states))
-    broken = sum(1 for n in pool.nodes if any(not s.startswith("tainted") for s in n.states) or any(b.states for b in n.resources))
-    state = (f" — {tainted} tainted" if tainted else "") + (f' — <span class="warn">{broken} cordoned, not ready or broken</span>' if broken else "")
+    totals = "; ".join(f"<code>{_e(_resource(r))}</code> <b>{free} free</b>" + (f", {behind} behind a taint" if behind else "")
+                       + f", {used} used, of {alloc}" for r, alloc, used, free, behind in pool.totals())
+    states = ", ".join(f"{n} {_e(s)}" for s, n in pool.state_counts())
+    state = f' — <span class="warn">{states}</span>' if states else ""
     opened = " open" if len(pool.nodes) <= OPEN_POOL else ""
-    w(f'<details class="pool"{opened}><summary>Pool <b>{_e(pool.name)}</b>: {len(pool.nodes)} node(s){state}; {totals}</summary>\n')
+    w(f'<details class="pool"{opened}><summary>Pool <b>{_e(pool.name)}</b>: {len(pool.nodes)} node(s){state} — {totals}</summary>\n')
     w('<table><tr><th>Node</th><th>State</th><th>Resource</th><th>Used / free</th><th>Allocatable</th><th>Used</th>'
-      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Waiting</th></tr>\n')
+      '<th>Free</th><th>Held by</th><th title="pending pods asking for this resource whose nodeSelector matches the node">Waiting for it</th></tr>\n')
     for node in pool.nodes:
         _node(node, w)
     w("</table></details>\n")
+
+
+def _resource(name: str) -> str:
+    """DRA devices per DeviceClass read as the class (the implicit resource name is long and says less)."""
+    return f"DeviceClass {name[len(DRA_PREFIX):]}" if name.startswith(DRA_PREFIX) else name
 
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
@@ -241,14 +270,26 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
     rs = f' rowspan="{span}"' if span > 1 else ""
     states = "".join(_state(s) for s in node.states)
     for bar in node.resources:
-        prefix = f"{bar.resource}: " if span > 1 else ""
+        prefix = f"{_resource(bar.resource)}: " if span > 1 else ""
         states += "".join(_state(prefix + s) for s in bar.states)
     for i, bar in enumerate(node.resources):
         w("<tr>")
         if i == 0:
             w(f'<td class="nn"{rs}>{_e(node.name)}</td><td class="st"{rs}>{states or READY}</td>')
-        w(f"<td><code>{_e(bar.resource)}</code></td><td>{_bar(bar)}</td>{_numbers(bar)}"
-          f"<td class=\"held\">{_holders(bar)}</td><td class=\"n\">{bar.wanting or ''}</td></tr>\n")
+        w(f"<td class=\"rs\"><code>{_e(_resource(bar.resource))}</code></td><td>{_bar(bar)}</td>{_numbers(bar)}"
+          f"<td class=\"held\">{_holders(bar)}</td><td class=\"held\">{_waiting(bar)}</td></tr>\n")
+
+
+def _waiting(bar: ResourceBar) -> str:
+    """The waiting pods by name; one that a taint keeps out is marked so."""
+    if not bar.wanting:
+        return ""
+    out = []
+    for k in bar.wanting[:HOLDERS_OPEN + 1]:
+        keeps_out = bar.behind_taint and k not in bar.tolerating
+        out.append(f"<code>{_e(k)}</code>" + (' <span class="muted">(taint not tolerated)</span>' if keeps_out else ""))
+    more = len(bar.wanting) - len(out)
+    return ", ".join(out) + (f" +{more} more" if more > 0 else "")
 
 
 def _state(text: str) -> str:
@@ -262,20 +303,22 @@ def _numbers(bar: ResourceBar) -> str:
     alloc = str(bar.allocatable or 0)
     if bar.capacity is not None and bar.capacity != (bar.allocatable or 0):
         alloc += f' <span class="muted">of {bar.capacity}</span>'
-    return f'<td class="n">{alloc}</td><td class="n">{bar.used}</td><td class="n"><b>{bar.free}</b></td>'
+    free = f"<b>{bar.usable}</b>" + (f'<br><span class="muted">+{bar.behind_taint} behind the taint</span>' if bar.behind_taint else "")
+    return f'<td class="n">{alloc}</td><td class="n">{bar.used}</td><td class="n">{free}</td>'
 
 
 def _bar(bar: ResourceBar) -> str:
     """allocatable = used + free, drawn to the scale of capacity so 'capacity 4, allocatable 0' shows grey."""
     alloc = bar.allocatable or 0
     scale = max(bar.capacity or 0, alloc, bar.used)
-    label = f"{bar.used} used, {bar.free} free of {alloc} allocatable"
+    label = f"{bar.used} used, {bar.usable} free, {bar.behind_taint} behind a taint, of {alloc} allocatable"
     if scale == 0:
         return f'<svg class="bar" width="{BAR_W}" height="{BAR_H}" role="img" aria-label="not reported"><rect class="bg" x=".5" y=".5" width="{BAR_W - 1}" height="{BAR_H - 1}"/></svg>'
     parts = [f'<svg class="bar" width="{BAR_W}" height="{BAR_H}" role="img" aria-label="{label}">'
              f'<rect class="bg" x=".5" y=".5" width="{BAR_W - 1}" height="{BAR_H - 1}"/>']
     x = 0.0
-    for cls, units in (("u", min(bar.used, scale)), ("f", bar.free), ("x", max(0, (bar.capacity or 0) - max(alloc, bar.used)))):
+    for cls, units in (("u", min(bar.used, scale)), ("f", bar.usable), ("t", bar.behind_taint),
+                       ("x", max(0, (bar.capacity or 0) - max(alloc, bar.used)))):
         if units > 0:
             width = BAR_W * units / scale
             parts.append(f'<rect class="{cls}" x="{x:.1f}" y="1" width="{width:.1f}" height="{BAR_H - 2}"/>')

@@ -2,7 +2,7 @@
 
 Shape (schemas/verdicts.schema.json):
 
-    {"verdicts": [ {..., "funnel": "f1", "fit": "f1", ...}, ... ],
+    {"gpu_triage_version": "0.1.0", "verdicts": [ {..., "funnel": "f1", "fit": "f1", ...}, ... ],
      "funnels": {"f1": [ {"stage", "nodes_in", "nodes_out", "removed": [{"reason", "count", "nodes", "more"}]} ]},
      "fits": {"f1": {"rows": [...], "fragmented": bool, "too_large": [...]}}}
 
@@ -19,6 +19,7 @@ from typing import Iterable, TextIO
 
 import orjson
 
+from analyzer import __version__
 from analyzer.verdict import Verdict
 from analyzer.text import printable
 
@@ -56,7 +57,7 @@ class JsonWriter:
         # id() cannot be reused by another funnel while the document is being written.
         self._funnels: dict[int, tuple[str, list[dict]]] = {}
         self._fits: dict[int, tuple[str, dict, object]] = {}
-        out.write('{\n  "verdicts": [')
+        out.write('{\n  "gpu_triage_version": ' + orjson.dumps(__version__).decode() + ',\n  "verdicts": [')
 
     def _funnel_id(self, stages: list[dict] | None) -> str | None:
         if stages is None:

@@ -89,6 +89,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f"| Collected | {_m(h.collected or 'not recorded (no manifest.json)')} |\n")
     w(f"| Collector | {_m(h.collector or 'not recorded')} |\n")
     w(f"| Bundle | {_m(h.bundle)} |\n")
+    w(f"| Written by | gpu-triage {_m(h.version)} |\n")
     if h.missing:
         w(f"| Completeness | {len(h.missing)} kind(s) missing or not collected: " + "; ".join(_m(x) for x in h.missing) + " |\n")
     else:
@@ -97,6 +98,8 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w(f"| Validation | **{h.problem_count} finding(s)**: the answers skip or mark what they affect |\n")
     else:
         w("| Validation | valid: no schema, checksum or model finding |\n")
+    for line in h.edited:
+        w(f"| Edited | {_m(line)}; the answers are about the file as it is now |\n")
     for note in h.notes:
         w(f"| Note | {_m(note)} |\n")
     w("\n")
@@ -124,6 +127,8 @@ def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-unty
     if not data.rows:
         return
     w("## Targets\n\n")
+    for note in data.footnotes:
+        w(f"_Note: {_m(note)}._\n\n")
     by_word: dict[str, list[TargetRow]] = {}
     for row in data.rows:
         by_word.setdefault(row.word, []).append(row)
@@ -138,25 +143,29 @@ def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-unty
 
 
 def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-def]
-    kind = "" if row.kind == "Pod" else f" ({_m(row.kind)})"
+    kind = "" if row.kind == "Pod" else (" (a manifest the API server refused)" if row.kind == "Attempt" else f" ({_m(row.kind)})")
     if row.count > 1:
         who = f"**{row.count} ×** {_m(row.owner) if row.owner else 'pods without an owner'}"
     else:
         who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
-    w(f"- {who}: {_m(row.reason)}\n")
+    asks = f" (asks {_m(row.asks)})" if row.asks else ""
+    w(f"- {who}{asks}: {_m(row.reason)}\n")
     for line in row.evidence[: level.evidence]:
         w(f"  - {_m(line)}\n")
     if len(row.evidence) > level.evidence:
         w(f"  - … {len(row.evidence) - level.evidence} more evidence line(s) left out\n")
     s = row.scheduler
     if s is not None and level.scheduler:
-        w(f"  - scheduler said: {_m(s.said) if s.said else '_nothing recorded_'}\n")
-        if s.rebuilt and s.said and s.said.startswith(s.rebuilt):
-            w("  - rebuilt from the bundle: the same sentence\n")
-        elif s.rebuilt:
-            w(f"  - rebuilt from the bundle: {_m(s.rebuilt)}\n")
-        if s.comparison:
-            w(f"  - {_m(s.comparison)}\n")
+        same = bool(s.rebuilt and s.said and s.said.startswith(s.rebuilt))
+        tail = (["rebuilt from the bundle: the same sentence"] if same else [])
+        tail += [n.removesuffix(" — supporting evidence only") for n in s.notes]
+        w(f"  - scheduler said: {_m(s.said) if s.said else '_nothing recorded_'}"
+          + (f" ({_m('; '.join(tail))})" if tail else "") + "\n")
+        if not same:
+            if s.rebuilt:
+                w(f"  - rebuilt from the bundle: {_m(s.rebuilt)}\n")
+            if s.comparison:
+                w(f"  - {_m(s.comparison)}\n")
     if row.nearest is not None:
         if row.nearest:
             w("  - nearest nodes: " + "; ".join(f"**{_m(n.node)}**: {_m(n.reason)}" for n in row.nearest) + "\n")
@@ -179,12 +188,13 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
         w(f"_{_m(data.occupancy_note)}_\n\n")
     if not data.pools:
         return
-    w("Per node and accelerator resource: █ used, ░ free, · capacity not allocatable. Used = requests of "
-      "non-terminated pods bound to the node. Tainted and empty nodes included.\n\n")
-    w("| Pool | Resource | Nodes | Allocatable | Used | Free |\n|---|---|--:|--:|--:|--:|\n")
+    w("Per node and accelerator resource: █ used, ░ free for the waiting pods, ▒ free behind a taint no waiting pod "
+      "tolerates, · capacity not allocatable. Used = requests of pods bound to the node and not finished. Tainted and "
+      "empty nodes included.\n\n")
+    w("| Pool | Resource | Nodes | Allocatable | Used | Free | Behind a taint |\n|---|---|--:|--:|--:|--:|--:|\n")
     for pool in data.pools:
-        for r, alloc, used, free in pool.totals():
-            w(f"| {_m(pool.name)} | {_m(r)} | {len(pool.nodes)} | {alloc} | {used} | {free} |\n")
+        for r, alloc, used, free, behind in pool.totals():
+            w(f"| {_m(pool.name)} | {_m(r)} | {len(pool.nodes)} | {alloc} | {used} | {free} | {behind} |\n")
     w("\n")
     if level.nodes == 0:
         w(f"_The per-node rows ({sum(len(p.nodes) for p in data.pools)} nodes) are left out._\n")
@@ -195,13 +205,13 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
 
 def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
     w(f"### Pool {_m(pool.name)} ({len(pool.nodes)} node(s))\n\n")
-    w("| Node | State | Resource | Bar | Allocatable | Used | Free | Held by | Pods waiting |\n"
-      "|---|---|---|---|--:|--:|--:|---|--:|\n")
+    w("| Node | State | Resource | Bar | Allocatable | Used | Free | Held by | Waiting for it |\n"
+      "|---|---|---|---|--:|--:|--:|---|---|\n")
     for node in pool.nodes[: level.nodes]:
         _node(node, w)
     hidden = pool.nodes[level.nodes:]
     if hidden:
-        free = sum(b.free for n in hidden for b in n.resources)
+        free = sum(b.usable for n in hidden for b in n.resources)
         broken = sum(1 for n in hidden if n.broken)
         w(f"\n_… {len(hidden)} more node(s) in this pool left out ({broken} tainted, cordoned or broken; {free} free unit(s) among them)._\n")
     w("\n")
@@ -214,9 +224,11 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
             alloc, free = "—", "—"
         else:
             alloc = str(bar.allocatable or 0) + (f" of {bar.capacity}" if bar.capacity is not None and bar.capacity != (bar.allocatable or 0) else "")
-            free = f"**{bar.free}**"
+            free = f"**{bar.usable}**" + (f" (+{bar.behind_taint} behind the taint)" if bar.behind_taint else "")
+        waiting = ", ".join(_m(k) + (" (taint not tolerated)" if bar.behind_taint and k not in bar.tolerating else "")
+                            for k in bar.wanting[:3]) + (f" +{len(bar.wanting) - 3} more" if len(bar.wanting) > 3 else "")
         w(f"| {_m(node.name)} | {states} | {_m(bar.resource)} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
-          f"{_holders(bar)} | {bar.wanting or ''} |\n")
+          f"{_holders(bar)} | {waiting} |\n")
 
 
 def _bar(bar: ResourceBar) -> str:
@@ -229,9 +241,10 @@ def _bar(bar: ResourceBar) -> str:
     def n(units: int) -> int:
         return round(cells * units / scale)
     used = n(min(bar.used, scale))
-    free = n(bar.free)
-    rest = max(0, cells - used - free)
-    return "█" * used + "░" * free + "·" * rest
+    free = n(bar.usable)
+    behind = n(bar.behind_taint)
+    rest = max(0, cells - used - free - behind)
+    return "█" * used + "░" * free + "▒" * behind + "·" * rest
 
 
 def _holders(bar: ResourceBar) -> str:

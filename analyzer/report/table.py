@@ -1,32 +1,100 @@
-"""`-o table` (default): for people. One row per target, then the count per word, in the order of causes.md."""
+"""`-o table` (default) and `-o wide`: for people. One row per target, then the count per word, in the order of
+causes.md.
+
+A reason is never cut: on a terminal (or with COLUMNS set) it wraps at spaces to the width, continuation lines
+under the REASON column, so no number or name is split; `-o wide` (and a pipe) keeps each row on one line.
+"""
 
 from __future__ import annotations
 
+import os
+import textwrap
 from collections import Counter
 from typing import TextIO
 
 from analyzer import words
-from analyzer.verdict import Verdict
 from analyzer.text import printable
+from analyzer.verdict import Verdict
 
-REASON_WIDTH = 110
+MIN_REASON = 30  # below this the reason column would be a word per line: let the line run long instead
+
+# The word's colour on a terminal, by the part of causes.md it comes from (as in the HTML report).
+_RED, _MAGENTA, _YELLOW, _GREEN, _RESET = "\x1b[31m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[0m"
+_ADMISSION = {"no-runtimeclass", "quota-exceeded", "queue-misconfigured", "queue-quota"}
+_FINE = {"fits-now", "running", "scaling-up"}
+_OTHER = {"unclassified", "insufficient-evidence"}
 
 
-def render(verdicts: list[Verdict], out: TextIO) -> None:
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, never with NO_COLOR set (https://no-color.org) or TERM=dumb."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The width to wrap to: COLUMNS when set, else the terminal's; None in a pipe (one line per row)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return None
+
+
+def _colour(word: str, padded: str) -> str:
+    if word in _ADMISSION:
+        code = _RED
+    elif word in _FINE:
+        code = _GREEN
+    elif word in _OTHER:
+        return padded
+    elif word in {"no-gpu-request", "scheduling-gated", "selector-mismatch", "no-resourceclaim", "no-deviceclass",
+                  "no-volumeclaim", "device-selector-mismatch", "resource-name-mismatch"}:
+        code = _MAGENTA
+    else:
+        code = _YELLOW
+    return f"{code}{padded}{_RESET}"
+
+
+def wrap(text: str, width: int | None) -> list[str]:
+    """Lines of at most `width` characters, broken only at spaces (a name or number is never split)."""
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width=max(width, MIN_REASON), break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, colour: bool = False) -> None:
+    """`width`: the line width to wrap reasons to (None: never wrap, as `-o wide`)."""
     if not verdicts:
         out.write("No pod is Pending or without a node, and no manifest or owner was refused.\n")
         return
     keys = [printable(v.key) for v in verdicts]
-    key_w = min(60, max(len("TARGET"), *(len(k) for k in keys)))
+    key_w = max(len("TARGET"), *(len(k) for k in keys))
     word_w = max(len("WORD"), *(len(v.word) for v in verdicts))
+    indent = key_w + 2 + word_w + 2
+    reason_w = None if width is None else width - indent
     out.write(f"{'TARGET':<{key_w}}  {'WORD':<{word_w}}  REASON\n")
     for key, v in zip(keys, verdicts):
-        reason = printable(v.reason)
-        reason = reason if len(reason) <= REASON_WIDTH else reason[: REASON_WIDTH - 1] + "…"
-        out.write(f"{key:<{key_w}}  {v.word:<{word_w}}  {reason}\n")
+        lines = wrap(printable(v.reason), reason_w)
+        word = f"{v.word:<{word_w}}"
+        out.write(f"{key:<{key_w}}  {_colour(v.word, word) if colour else word}  {lines[0]}\n")
+        for more in lines[1:]:
+            out.write(" " * indent + more + "\n")
     counts = Counter(v.word for v in verdicts)
     out.write("\n")
+    lead = 6 + 2 + word_w + 2
     for w in words.ALL:
         if counts.get(w.word):
-            out.write(f"{counts[w.word]:>6}  {w.word:<{word_w}}  next: {w.next_action}\n")
+            word = f"{w.word:<{word_w}}"
+            lines = wrap(f"next: {w.next_action}", None if width is None else width - lead)
+            out.write(f"{counts[w.word]:>6}  {_colour(w.word, word) if colour else word}  {lines[0]}\n")
+            for more in lines[1:]:
+                out.write(" " * (lead + len("next: ")) + more + "\n")
     out.write(f"{len(verdicts):>6}  total\n")

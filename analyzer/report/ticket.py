@@ -11,13 +11,16 @@ pod, the node funnel, unclassified, fits-now), then the two answers outside the 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Iterable
 
+from analyzer import __version__, words
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.text import some_names
-from analyzer import words
 
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
@@ -33,6 +36,7 @@ MAX_HOLDERS = 8  # pods named per node and resource in the occupancy picture; th
 
 
 MAX_PROBLEMS = 50
+ASKS = "requests: "  # the evidence line of a pod's requests: shown beside its name, not as evidence
 
 
 # -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
@@ -77,6 +81,7 @@ def report_data(analysis: "Analysis") -> ReportData:
     verdicts = analysis.verdicts
     owners = _owners(analysis, verdicts)
     evidence_by_shape: dict[tuple[str, str, str | None], tuple[tuple[str, ...], SchedulerLines | None]] = {}
+    footnotes: dict[str, None] = {}
     rows = []
     for v in verdicts:
         t = v.target
@@ -85,12 +90,16 @@ def report_data(analysis: "Analysis") -> ReportData:
         if shape not in evidence_by_shape:
             # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
             d = v.to_dict()
-            evidence_by_shape[shape] = (tuple(_clip(x) for x in evidence_lines(d)), _scheduler(d))
+            evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
+            for note in _footnotes(d):
+                footnotes[note] = None
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
+        asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
-                              owner=owner, names=(v.key,), source=t.source, evidence=ev, scheduler=sched,
-                              nearest=_nearest(nearest)))
+                              owner=owner, names=(v.key,), source=t.source,
+                              evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
+                              nearest=_nearest(nearest), asks=asks))
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}
@@ -98,7 +107,7 @@ def report_data(analysis: "Analysis") -> ReportData:
     server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
     collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
     header = Header(
-        bundle=analysis.label,
+        bundle=_own_name(analysis.label),
         context=_text(manifest.get("context")),
         server_version=_text(server),
         collected=_text(manifest.get("completed") or manifest.get("created")),
@@ -107,10 +116,48 @@ def report_data(analysis: "Analysis") -> ReportData:
         problems=tuple(_clip(p) for p in analysis.problems[:MAX_PROBLEMS]),
         problem_count=analysis.problem_count,
         notes=tuple(_clip(n) for n in analysis.notes),
+        version=__version__,
+        edited=tuple(_clip(n) for n in analysis.changed),
     )
     pools, note = _pools(occupancy_of(analysis))
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
-                      occupancy_note=note)
+                      occupancy_note=note, footnotes=tuple(footnotes))
+
+
+def _own_name(label: str) -> str:
+    """The bundle's own name (`prod-gpu-20261129T164658Z.tar.gz`): the path it had on this machine stays here."""
+    return PurePath(label.rstrip("/\\")).name or label
+
+
+def _not_the_reason(lines: list[str], reason: str) -> tuple[str, ...]:
+    """Evidence lines that add to the reason: a line the reason already says (a removed node's reason) is left out."""
+    out = []
+    for line in lines:
+        tail = line.split(": ", 1)[-1]
+        if line in reason or (len(tail) > 12 and tail in reason):
+            continue
+        out.append(_clip(line))
+    return tuple(out)
+
+
+# The preemption hint's explanation is the same for every pod: the page says it once (PREEMPTION_NOTE).
+_PREEMPTION_WHY = re.compile(r" \(what stops the pod there[^)]*\)")
+PREEMPTION_NOTE = ("the scheduler's preemption tail: 'not helpful' on a node means what stops the pod there (a taint, a "
+                   "selector, something the node can never give) is not a pod to evict; 'no preemption victims' means "
+                   "pods hold what it needs, but none has a lower priority")
+
+
+def _footnotes(d: dict) -> list[str]:
+    """What the scheduler's sentences hide, said once for the page (not in every card)."""
+    s = d.get("scheduler")
+    if not isinstance(s, dict):
+        return []
+    out = []
+    if s.get("conflation"):
+        out.append(_clip(str(s["conflation"]).split("; the bundle says:", 1)[0].strip()))
+    if s.get("preemption"):
+        out.append(PREEMPTION_NOTE)
+    return out
 
 
 def _owners(analysis: "Analysis", verdicts: list) -> dict[str, str]:
@@ -129,7 +176,7 @@ def _scheduler(d: dict) -> SchedulerLines | None:
     s = d.get("scheduler")
     if not isinstance(s, dict):
         return None
-    notes = [x for x in (s.get("conflation"), s.get("preemption")) if x]
+    notes = [_PREEMPTION_WHY.sub("", str(x)) for x in (s.get("preemption"),) if x]
     rebuilt = s.get("rebuilt") if "rebuilt" in s else None
     if "rebuilt" in s and not rebuilt:
         rebuilt = "(some node fits now)"
@@ -162,8 +209,8 @@ def evidence_lines(d: dict) -> list[str]:
             out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
         for q in adm.get("quota") or ():
             out.append(str(q))
-        if adm.get("agrees"):
-            out.append(f"objects vs API server: {adm['agrees']}")
+        if adm.get("agrees") and not str(adm["agrees"]).startswith("yes"):
+            out.append(f"objects vs API server: {adm['agrees']}")  # said only when they disagree
     owner = ev.get("owner")
     if isinstance(owner, dict):
         if owner.get("event"):
@@ -207,7 +254,7 @@ def evidence_lines(d: dict) -> list[str]:
 def _funnel_lines(funnel: Any) -> list[str]:
     if not isinstance(funnel, list) or not funnel:
         return []
-    out = ["node funnel: " + " · ".join(f"{s['stage']} {s['nodes_in']}→{s['nodes_out']}" for s in funnel)]
+    out = ["nodes left after each check: " + " · ".join(f"{s['stage']} {s['nodes_in']}→{s['nodes_out']}" for s in funnel)]
     last = funnel[-1]
     if last.get("stage") == "fit":
         return out  # the fit rows below say more than the removal reasons
@@ -260,7 +307,7 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
                                  free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
                                  holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
-                                 wanting=len(r.wanting)) for r in rows)
+                                 wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating) for r in rows)
         pool = first.pool if first.pool != "-" else "(no pool label)"
         pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars))
     out = [Pool(name=name, nodes=tuple(nodes)) for name, nodes in pools.items()]
@@ -276,7 +323,9 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
 def _bar_states(r: Any) -> list[str]:
     out = []
     for s in r.states:
-        if s == "no-plugin":
+        if s == "no-plugin" and r.resource.startswith(IMPLICIT_EXTENDED_PREFIX):
+            out.append("no device of the class published (no ResourceSlice)")
+        elif s == "no-plugin":
             out.append(f"no plugin: no {r.resource} in status.capacity" if r.capacity is None else f"no plugin: capacity {r.capacity}")
         elif s == "allocatable-zero":
             out.append(f"allocatable 0 of capacity {r.capacity}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-URGENCY_NOTE = ("most urgent first: the order of causes.md (admission refusals first, then the spec, gates, "
-                "bound pods, the node funnel, unclassified, fits-now; then insufficient-evidence)")
+URGENCY_NOTE = ("most urgent first: manifests the API server refused, then what is wrong in the pod itself, gates, pods "
+                "stuck on their node, then what the nodes lack; a pod that fits now, or needs more evidence, last")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,7 +25,7 @@ class SchedulerLines:
     source: str | None
     rebuilt: str | None  # None: not rebuilt (gated, bound, attempt); "" never: "some node fits now"
     comparison: str | None = None
-    notes: tuple[str, ...] = ()  # conflation and preemption notes
+    notes: tuple[str, ...] = ()  # what this pod's sentence says beyond the cause (the preemption tail)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +42,7 @@ class TargetRow:
     evidence: tuple[str, ...] = ()
     scheduler: SchedulerLines | None = None
     nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
+    asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
 
     @property
     def count(self) -> int:
@@ -58,7 +59,7 @@ class WordCount:
 
 @dataclass(frozen=True, kw_only=True)
 class Header:
-    bundle: str
+    bundle: str  # the bundle's own name (directory or archive), never a path of the machine that wrote the report
     context: str | None
     server_version: str | None
     collected: str | None  # manifest "completed" (else "created"), UTC RFC 3339
@@ -67,6 +68,8 @@ class Header:
     problems: tuple[str, ...]  # validation findings, at most MAX_PROBLEMS
     problem_count: int
     notes: tuple[str, ...] = ()
+    version: str = ""  # the gpu-triage that wrote the report
+    edited: tuple[str, ...] = ()  # files changed after collection (a what-if): the answers are about them as they are
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +90,13 @@ class ResourceBar:
     holders: tuple[Holder, ...] = ()  # largest first, at most MAX_HOLDERS
     holders_more: int = 0
     states: tuple[str, ...] = ()  # in words: "no plugin", "allocatable 0 of capacity 4", "overcommitted", …
-    wanting: int = 0  # pending pods asking for this resource whose nodeSelector matches the node
+    wanting: tuple[str, ...] = ()  # pending pods asking for this resource whose nodeSelector matches the node
+    behind_taint: int = 0  # of free, the units behind a taint none of `wanting` tolerates
+    tolerating: tuple[str, ...] = ()  # the pods of `wanting` that tolerate the node's taints
+
+    @property
+    def usable(self) -> int:
+        return self.free - self.behind_taint
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,16 +116,28 @@ class Pool:
     name: str
     nodes: tuple[NodeRow, ...]
 
-    def totals(self) -> list[tuple[str, int, int, int]]:
-        """(resource, allocatable, used, free) summed over the pool's nodes."""
+    def totals(self) -> list[tuple[str, int, int, int, int]]:
+        """(resource, allocatable, used, free for the waiting pods, free behind an untolerated taint) summed
+        over the pool's nodes."""
         out: dict[str, list[int]] = {}
         for n in self.nodes:
             for b in n.resources:
-                t = out.setdefault(b.resource, [0, 0, 0])
+                t = out.setdefault(b.resource, [0, 0, 0, 0])
                 t[0] += b.allocatable or 0
                 t[1] += b.used
-                t[2] += b.free
+                t[2] += b.usable
+                t[3] += b.behind_taint
         return [(r, *v) for r, v in out.items()]  # type: ignore[misc]
+
+    def state_counts(self) -> list[tuple[str, int]]:
+        """How many nodes are in each state that keeps pods off them, by name ("1 tainted", "1 allocatable 0")."""
+        counts: dict[str, int] = {}
+        for n in self.nodes:
+            seen = {s.split(" ", 1)[0] if s.startswith("tainted") else s for s in n.states}
+            seen |= {_short(s) for b in n.resources for s in b.states}
+            for s in seen:
+                counts[s] = counts.get(s, 0) + 1
+        return sorted(counts.items())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +148,16 @@ class ReportData:
     pools: tuple[Pool, ...]
     occupancy_note: str | None = None  # why the picture is empty or partial
     urgency_note: str = URGENCY_NOTE
+    footnotes: tuple[str, ...] = ()  # said once for the whole page (what a scheduler sentence hides)
 
     @property
     def target_count(self) -> int:
         return sum(r.count for r in self.rows)
+
+
+def _short(state: str) -> str:
+    """A resource state's name without its numbers: 'allocatable 0 of capacity 4' -> 'allocatable 0'."""
+    for prefix in ("allocatable 0", "no plugin", "no device", "overcommitted", "usage unknown"):
+        if state.startswith(prefix):
+            return prefix
+    return state

@@ -104,11 +104,21 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """PyYAML's problem with where it is (`line 3, column 9: expected ',' or '}', but got '<scalar>'`)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is not None and problem:
+        context = getattr(exc, "context", None)
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" + (f" ({context})" if context else "")
+    return str(exc).splitlines()[0]
+
+
 def parse_manifest_text(text: str, label: str) -> list[dict]:
     try:
         docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as exc:
-        raise UsageError(f"{label}: not YAML or JSON: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"{label}: not YAML or JSON: {_yaml_problem(exc)}") from None
     except RecursionError:
         raise UsageError(f"{label}: not a usable manifest: nested too deeply") from None
     _check_tree(docs, label)

@@ -7,6 +7,7 @@ from typing import TextIO
 
 import orjson
 
+from analyzer import __version__
 from analyzer.diff.records import Diff
 from analyzer.text import printable
 
@@ -17,7 +18,7 @@ def to_dict(d: Diff) -> dict:
     doc = asdict(d)
     for row, rec in zip(doc["pools"], d.pools):
         row["changed"] = rec.changed
-    return {"schemaVersion": SCHEMA_VERSION, **doc}
+    return {"schemaVersion": SCHEMA_VERSION, "gpu_triage_version": __version__, **doc}
 
 
 def _clean(node: object) -> object:

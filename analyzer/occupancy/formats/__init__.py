@@ -15,20 +15,39 @@ def safe(text: str) -> str:
     return printable(text)
 
 
+DRA_PREFIX = "deviceclass.resource.kubernetes.io/"  # DRA devices per DeviceClass (model/dra/extended.py)
+
+
 def state_text(row: ResourceRow) -> str:
-    """States in words, the blocking taints named: 'tainted nvidia.com/gpu=present:NoSchedule, free'."""
+    """States in words, the blocking taints named and whom they keep out:
+    'tainted nvidia.com/gpu=present:NoSchedule (not tolerated by lab/taint), 4 free behind it'."""
     parts = []
     for s in row.states:
         if s == "tainted":
             own = [t for t in row.taints if not t.startswith("node.kubernetes.io/unschedulable:")]
-            parts.append("tainted " + " ".join(own))
+            text = "tainted " + " ".join(own)
+            refused = [k for k in row.wanting if k not in row.tolerating]
+            if refused:
+                text += f" (not tolerated by {_names(refused)})"
+            elif row.tolerating:
+                text += f" (tolerated by {_names(row.tolerating)})"
+            parts.append(text)
         elif s == "allocatable-zero":
             parts.append(f"allocatable 0 of capacity {row.capacity}")
+        elif s == "no-plugin" and row.resource.startswith(DRA_PREFIX):
+            parts.append("no device of the class published (no ResourceSlice)")
         elif s == "no-plugin":
             parts.append("no plugin (resource absent)" if row.capacity is None else "no plugin (capacity 0)")
+        elif s == "free" and row.behind_taint:
+            parts.append(f"{row.behind_taint} free behind the taint")
         else:
             parts.append(s)
     return ", ".join(parts)
+
+
+def _names(keys: tuple[str, ...] | list[str], shown: int = 3) -> str:
+    more = len(keys) - shown
+    return ", ".join(safe(k) for k in keys[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def renderers() -> dict[str, Renderer]:

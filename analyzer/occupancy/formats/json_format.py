@@ -6,6 +6,7 @@ from typing import TextIO
 
 import orjson
 
+from analyzer import __version__
 from analyzer.occupancy.formats import safe
 from analyzer.occupancy.records import Occupancy, ResourceRow
 
@@ -18,16 +19,17 @@ def row_dict(r: ResourceRow) -> dict:
         "used": r.used, "free": r.free, "overcommitted": r.overcommitted, "states": list(r.states),
         "taints": list(r.taints),
         "holders": [{"namespace": h.namespace, "name": h.name, "units": h.units} for h in r.holders],
-        "pending_wanting": list(r.wanting),
+        "pending_wanting": list(r.wanting), "free_behind_taint": r.behind_taint, "pending_tolerating": list(r.tolerating),
     }
 
 
 def to_dict(occ: Occupancy) -> dict:
     return {
         "schemaVersion": SCHEMA_VERSION,
+        "gpu_triage_version": __version__,
         "rows": [row_dict(r) for r in occ.rows],
         "pools": [{"pool": p.pool, "resource": p.resource, "nodes": p.nodes, "allocatable": p.allocatable, "used": p.used,
-                   "free": p.free} for p in occ.pools],
+                   "free": p.free, "free_behind_taint": p.behind_taint} for p in occ.pools],
         "pending": {k: list(v) for k, v in occ.pending.items()},
         "unmatched": {k: list(v) for k, v in occ.unmatched.items()},
         "problems": list(occ.problems),

@@ -1,4 +1,4 @@
-"""`nodes -o table`: one line per node and resource, then the per-pool totals."""
+"""`nodes -o table`: one line per node and resource, then the per-pool totals. Names are never cut."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ from analyzer.occupancy.formats import safe, state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
 
 SHOWN_WANTING = 3
-MAX_NAME = 60
-
-
-def _cut(text: str, width: int = MAX_NAME) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _amount(value: int | None) -> str:
@@ -29,27 +24,32 @@ def _wanting(row: ResourceRow) -> str:
 
 def render(occ: Occupancy, out: TextIO) -> None:
     if not occ.rows:
-        out.write("No node offers an accelerator resource or looks like a GPU node.\n")
+        out.write("No node offers an accelerator resource, looks like a GPU node, or is where a pending GPU pod could go.\n")
     else:
         header = ("NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE", "PENDING WANTING IT")
-        lines = [header] + [(_cut(safe(r.node)), _cut(safe(r.pool)), safe(r.resource), _amount(r.allocatable), str(r.used),
+        lines = [header] + [(safe(r.node), safe(r.pool), safe(r.resource), _amount(r.allocatable), str(r.used),
                              str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
         for line in lines:
             out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, widths)))
                       + "  " + line[-1] + "\n")
         out.write("\n")
-        pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE")] + [
-            (_cut(safe(p.pool)), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free)) for p in occ.pools]
-        pw = [max(len(line[i]) for line in pools) for i in range(6)]
+        pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
+            (safe(p.pool), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
+             str(p.behind_taint)) for p in occ.pools]
+        pw = [max(len(line[i]) for line in pools) for i in range(7)]
         for line in pools:
             out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
     if occ.pending:
         out.write("\n")
+    offered = {r.resource for r in occ.rows if r.capacity}
     for resource, keys in occ.pending.items():
         lost = occ.unmatched.get(resource, ())
         line = f"pending pods asking for {safe(resource)}: {len(keys)}"
         if lost:
             shown = ", ".join(safe(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
-            line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+            if resource in offered:
+                line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+            else:
+                line += f"; no node offers it ({shown})"
         out.write(line + "\n")
