@@ -19,6 +19,9 @@ class Kind:
     item_kind: str  # the kind of one item ("Pod")
     namespaced: bool
     required: bool = False  # a bundle without it cannot be analysed
+    # Read only this one object (namespace, name), by field selector: the cluster-autoscaler's status ConfigMap is
+    # the one ConfigMap ever read, and no other can be listed by mistake.
+    only: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -27,10 +30,17 @@ class Kind:
     @property
     def command(self) -> tuple[str, ...]:
         """The kubectl command that makes the file (as the collector runs it, without context flags)."""
+        if self.only is not None:
+            namespace, name = self.only
+            return ("kubectl", "get", self.resource, "-n", namespace, "--field-selector", f"metadata.name={name}",
+                    "-o", "json")
         return ("kubectl", "get", self.resource, *(("-A",) if self.namespaced else ()), "-o", "json")
 
 
 DRA_GROUP = "resource.k8s.io"
+KARPENTER_GROUP = "karpenter.sh"
+PROVREQ_GROUP = "autoscaling.x-k8s.io"
+CA_STATUS = ("kube-system", "cluster-autoscaler-status")  # cluster-autoscaler's --status-config-map-name default
 
 KINDS: tuple[Kind, ...] = (
     Kind(file="pods.json", resource="pods", group="", item_kind="Pod", namespaced=True, required=True),
@@ -56,12 +66,24 @@ KINDS: tuple[Kind, ...] = (
     # Where served: each rule's taint is added to the devices it selects (model/dra/taint_rules.py).
     Kind(file="devicetaintrules.json", resource="devicetaintrules.resource.k8s.io", group=DRA_GROUP,
          item_kind="DeviceTaintRule", namespaced=False),
+    # Autoscalers (autoscalers.md): Karpenter's and the ProvisioningRequest CRDs ("not served" where not installed),
+    # and cluster-autoscaler's status ConfigMap, the only ConfigMap read.
+    Kind(file="nodepools.karpenter.sh.json", resource="nodepools.karpenter.sh", group=KARPENTER_GROUP,
+         item_kind="NodePool", namespaced=False),
+    Kind(file="nodeclaims.karpenter.sh.json", resource="nodeclaims.karpenter.sh", group=KARPENTER_GROUP,
+         item_kind="NodeClaim", namespaced=False),
+    Kind(file="provisioningrequests.autoscaling.x-k8s.io.json", resource="provisioningrequests.autoscaling.x-k8s.io",
+         group=PROVREQ_GROUP, item_kind="ProvisioningRequest", namespaced=True),
+    Kind(file="configmaps.cluster-autoscaler-status.json", resource="configmap", group="", item_kind="ConfigMap",
+         namespaced=True, only=CA_STATUS),
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
 NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 REQUIRED: tuple[str, ...] = tuple(k.name for k in KINDS if k.required)
 DRA: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == DRA_GROUP)
+# Groups a supported cluster may not serve at all: their kinds are "not served" there, which is not a failure.
+MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KARPENTER_GROUP, PROVREQ_GROUP)
 
 MANIFEST = "manifest.json"
 VERSION = "version.json"
