@@ -18,6 +18,7 @@ import orjson
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
+from analyzer.model.autoscalers import PROVREQ_ANNOTATIONS, build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.node_index import NodeIndex
@@ -184,8 +185,10 @@ class PodsIndex:
             used["pods"] = used.get("pods", 0) + 1
             self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
+            annotations = meta.get("annotations") or {}
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status, controller=_controller(meta))
+                            phase=phase, node_name=node, status=status, controller=_controller(meta),
+                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations})
             if is_target:
                 self.targets.append(target)
             else:
@@ -339,13 +342,15 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     dra = build_dra(loaded, nodes) if nodes is not None else None
     if dra is not None:
         findings.items.extend(dra.findings)
+    autoscalers = build_autoscalers(loaded)
+    findings.items.extend(autoscalers.findings)
     return Cluster(dra=dra, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
-                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked)
+                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked, autoscalers=autoscalers)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

@@ -15,6 +15,7 @@ from analyzer.model.nodes import InvalidNode, NodeView
 from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
+    from analyzer.model.autoscalers import Autoscalers
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
 
@@ -79,6 +80,7 @@ class Cluster:
     node_index: "NodeIndex | None" = None  # nodes by name and label for the selector stage (None without nodes)
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
+    autoscalers: "Autoscalers | None" = None  # cluster-autoscaler's and Karpenter's events and objects
 
     @property
     def new_taint_wording(self) -> bool:

@@ -34,6 +34,7 @@ class Target:
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals
     invalid: list[Violation] = field(default_factory=list)
     controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
+    annotations: dict[str, str] = field(default_factory=dict)  # only those a rule reads (the ProvisioningRequest it consumes)
 
     @property
     def key(self) -> str:
