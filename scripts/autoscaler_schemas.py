@@ -9,7 +9,7 @@ says it is a string; the model parses it, bounded (model/autoscalers.py).
 from __future__ import annotations
 
 
-def autoscaler_defs(STR: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:  # noqa: N803 (schema constants)
+def autoscaler_defs(STR: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:
     meta = ref("objectMeta")
     condition = {"type": "object", "required": ["type", "status"], "properties": {
         "type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": {"type": ["string", "null"]}}}

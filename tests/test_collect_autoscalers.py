@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import RECORDINGS
 from test_collect import Kube, analyzer, assert_valid, entry, manifest_of
 

@@ -339,6 +339,6 @@ def seconds_between(earlier: str, later: str) -> int | None:
     """Whole seconds from one normalised instant to another (None when either is unknown)."""
     if not earlier or not later:
         return None
-    a = datetime.fromisoformat(earlier.replace("Z", "+00:00"))
-    b = datetime.fromisoformat(later.replace("Z", "+00:00"))
+    a = datetime.fromisoformat(earlier)  # normalised: UTC, "Z"
+    b = datetime.fromisoformat(later)
     return int((b - a).total_seconds())

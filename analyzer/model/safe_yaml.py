@@ -8,6 +8,8 @@ without expanding (a shared node is counted once per use, its size remembered).
 
 from __future__ import annotations
 
+import math
+
 import yaml
 
 MAX_NODES = 200_000
@@ -61,7 +63,7 @@ def check_tree(doc: object) -> None:
         if node is None or isinstance(node, (bool, int)):
             return 1
         if isinstance(node, float):
-            if node != node or node in (float("inf"), float("-inf")):
+            if not math.isfinite(node):
                 raise UnsafeYaml(f"{node!r} is not a JSON number")
             return 1
         if not isinstance(node, (dict, list)):

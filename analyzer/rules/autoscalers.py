@@ -21,8 +21,15 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer import words
-from analyzer.model.autoscalers import (CA, KARPENTER, PROVREQ_ANNOTATIONS, Autoscalers, NodePool, Said,
-                                        seconds_between)
+from analyzer.model.autoscalers import (
+    CA,
+    KARPENTER,
+    PROVREQ_ANNOTATIONS,
+    Autoscalers,
+    NodePool,
+    Said,
+    seconds_between,
+)
 from analyzer.model.quantity import format_units
 from analyzer.rules.case import Case, Decision
 
