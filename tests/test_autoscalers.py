@@ -375,3 +375,30 @@ def test_an_unusable_status_is_a_finding_naming_file_and_path(tmp_path: Path, te
     r = run_cli("analyze", b.root, timeout=60)
     assert_clean_failure(r, 2, f"{STATUS}: $.items[0].data.status", found)
     assert "ml/embed-corpus-rwtjk" in r.stdout  # every pod still answered (the events still decide)
+
+
+# ---- the report: the autoscalers beside the GPU picture --------------------------------------------------------
+
+def test_the_report_shows_node_groups_nodepools_and_nodeclaims_in_flight(tmp_path: Path) -> None:
+    r = run_cli("report", CA, "-o", "markdown", "--output", "-")
+    assert r.returncode == 0, r.stderr
+    page = r.stdout
+    assert page.index("## GPU occupancy") < page.index("## Autoscalers") < page.index("## Targets")
+    assert f"| node group | {GROUP} | yes | min 0 / max 4 / target 2 / registered 1 | InProgress |" in page
+    assert "cluster-autoscaler TriggeredScaleUp at 2026-12-01T22:53:34Z" in page
+    assert "without a new node: exhausted" in page
+
+    b = Bundle(tmp_path, KARPENTER)
+    nodeclaim(b, "gpu-x7k2p", [cond("Launched", "True", "Launched"),
+                               cond("Registered", "Unknown", "NodeNotFound", "Node not registered with cluster")])
+    r = run_cli("report", b.root, "-o", "html", "--output", "-")
+    assert r.returncode == 0, r.stderr
+    assert ('<tr><td>NodePool</td><td><code>gpu</code></td><td>yes</td><td>nvidia.com/gpu: 8 of limit 8</td>'
+            '<td><span class="warn">limit reached: nvidia.com/gpu</span></td></tr>') in r.stdout
+    assert "<code>gpu-x7k2p</code>" in r.stdout and "Registered Unknown (NodeNotFound" in r.stdout
+    assert "<code>gpu-g2rbp</code>" not in r.stdout  # arrived: not in flight
+
+
+def test_no_autoscaler_no_section() -> None:
+    r = run_cli("report", LAB, "-o", "markdown", "--output", "-")
+    assert r.returncode == 0 and "## Autoscalers" not in r.stdout

@@ -84,8 +84,11 @@ def test_header_has_context_server_version_collection_time_and_missing_kinds(lab
         assert value in text
     # The lab has no owners' files: the header says so, kind by kind.
     # (and, recorded before DRA was collected, none of the resource.k8s.io kinds)
-    assert ("9 kind(s) missing or not collected: not in the bundle: daemonsets, deviceclasses, devicetaintrules, jobs, "
-            "replicasets, resourceclaims, resourceclaimtemplates, resourceslices, statefulsets") in text
+    # (and, recorded before DRA and the autoscalers were collected, none of their kinds)
+    assert ("13 kind(s) missing or not collected: not in the bundle: configmaps.cluster-autoscaler-status, daemonsets, "
+            "deviceclasses, devicetaintrules, jobs, nodeclaims.karpenter.sh, nodepools.karpenter.sh, "
+            "provisioningrequests.autoscaling.x-k8s.io, replicasets, resourceclaims, resourceclaimtemplates, "
+            "resourceslices, statefulsets") in text
     assert "valid: no schema, checksum or model finding" in text
 
 
@@ -97,8 +100,9 @@ def test_header_without_manifest_and_with_validation_findings(tmp_path):
     data = data_of(root)
     text = read_page(html_of(data)).text
     assert "not recorded (no manifest.json)" in text
-    assert ("not in the bundle: daemonsets, deviceclasses, devicetaintrules, jobs, replicasets, resourceclaims, "
-            "resourceclaimtemplates, resourceslices, runtimeclasses, statefulsets") in text
+    assert ("not in the bundle: configmaps.cluster-autoscaler-status, daemonsets, deviceclasses, devicetaintrules, "
+            "jobs, nodeclaims.karpenter.sh, nodepools.karpenter.sh, provisioningrequests.autoscaling.x-k8s.io, "
+            "replicasets, resourceclaims, resourceclaimtemplates, resourceslices, runtimeclasses, statefulsets") in text
     assert data.header.problem_count >= 1
     assert f"{data.header.problem_count} finding(s)" in text
     assert "pods.json" in data.header.problems[0] and "$.items[1]" in data.header.problems[0]
