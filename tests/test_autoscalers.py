@@ -402,3 +402,14 @@ def test_the_report_shows_node_groups_nodepools_and_nodeclaims_in_flight(tmp_pat
 def test_no_autoscaler_no_section() -> None:
     r = run_cli("report", LAB, "-o", "markdown", "--output", "-")
     assert r.returncode == 0 and "## Autoscalers" not in r.stdout
+
+
+def test_replay_serves_the_autoscalers_kinds_under_their_own_names() -> None:
+    """`gpu-triage serve`: nodepools and nodeclaims in karpenter.sh, the status as a core ConfigMap (never a
+    resource type named after the bundle file)."""
+    from analyzer.replay.store import load_store
+
+    served = load_store(KARPENTER).served
+    assert served["nodepools"].kind.group == "karpenter.sh" and served["nodeclaims"].kind.file == "nodeclaims.karpenter.sh.json"
+    status = load_store(CA).served["configmaps"]
+    assert status.kind.group == "" and [i["metadata"]["name"] for i in status.items] == ["cluster-autoscaler-status"]

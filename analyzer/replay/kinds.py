@@ -17,10 +17,11 @@ class Kind:
     namespaced: bool
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    name: str = ""  # the catalog's name (the manifest's kind): the plural, or <plural>.<group> for a custom resource
 
     @property
     def file(self) -> str:
-        return f"{self.resource}.json"
+        return f"{self.name or self.resource}.json"
 
     def group_version(self, version: str | None = None) -> str:
         v = version or self.version
@@ -35,8 +36,10 @@ _CATEGORIES = {"pods": ("all",), "replicasets": ("all",), "statefulsets": ("all"
                "jobs": ("all",)}
 
 KINDS: tuple[Kind, ...] = tuple(
-    Kind(resource=c.name, kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version="v1",
-         namespaced=c.namespaced, short_names=_SHORT_NAMES.get(c.name, ()), categories=_CATEGORIES.get(c.name, ()))
+    # The plural is the name's first part ("nodepools.karpenter.sh", "configmaps.cluster-autoscaler-status").
+    Kind(resource=c.name.split(".")[0], kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version="v1",
+         namespaced=c.namespaced, short_names=_SHORT_NAMES.get(c.name, ()), categories=_CATEGORIES.get(c.name, ()),
+         name=c.name)
     for c in CATALOG)
 
 BY_RESOURCE: dict[str, Kind] = {k.resource: k for k in KINDS}

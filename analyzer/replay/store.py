@@ -123,7 +123,7 @@ def load_store(path: str | Path) -> Store:
         missing: dict[str, str] = {}
         warnings: list[str] = []
         for kind in KINDS:
-            failed = bundle.failed.get(kind.resource)
+            failed = bundle.failed.get(kind.name)
             if failed is not None:
                 missing[kind.resource] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
                 continue

@@ -209,11 +209,14 @@ TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
     "resourceslices": ([NAME, column("Node"), column("Driver"), column("Pool"), AGE],
                        lambda s, now: [as_str(dig(s, "metadata", "name")), as_str(dig(s, "spec", "nodeName")),
                                        as_str(dig(s, "spec", "driver")), as_str(dig(s, "spec", "pool", "name")), age(s, now)]),
+    "configmaps": ([NAME, column("Data", "integer"), AGE],
+                   lambda c, now: [as_str(dig(c, "metadata", "name")), len(c.get("data") or {}), age(c, now)]),
 }
+_DEFAULT = ([NAME, AGE], _name_age)  # a kind without its own columns (custom resources): name and age
 
 
 def column_definitions(resource: str) -> list[dict]:
-    columns, _ = TABLES[resource]
+    columns, _ = TABLES.get(resource, _DEFAULT)
     out = []
     for name, typ, priority in columns:
         col: dict[str, Any] = {"name": name, "type": typ, "format": "name" if name == "Name" else "",
@@ -223,4 +226,4 @@ def column_definitions(resource: str) -> list[dict]:
 
 
 def cells(resource: str, item: dict, now: datetime) -> Row:
-    return TABLES[resource][1](item, now)
+    return TABLES.get(resource, _DEFAULT)[1](item, now)
