@@ -115,6 +115,15 @@ def nodeclaim(b: Bundle, name: str, conditions: list[dict], node: str | None = N
     b.save("nodeclaims.karpenter.sh.json", doc)
 
 
+def nominate(b: Bundle, claim: str) -> None:
+    """The pod's events: the scheduler's failure, then Karpenter's nomination of the claim (its refusal gone)."""
+    nominated = karpenter_event(b, "Nominated", f"Pod should schedule on: nodeclaim/{claim}", "2026-12-01T23:00:07Z")
+    doc = b.load("events.json")
+    doc["items"] = [e for e in doc["items"] if e["involvedObject"]["name"] != K_POD[1]
+                    or (e["reason"] == "FailedScheduling" and e.get("reportingComponent") != "karpenter")] + [nominated]
+    b.save("events.json", doc)
+
+
 def cond(kind: str, status: str, reason: str, message: str = "") -> dict:
     return {"type": kind, "status": status, "reason": reason, "message": message,
             "lastTransitionTime": "2026-12-01T23:00:08Z", "observedGeneration": 1}
@@ -254,13 +263,7 @@ def test_a_karpenter_nodeclaim_launching_is_scaling_up(tmp_path: Path) -> None:
     b = Bundle(tmp_path, KARPENTER)
     nodeclaim(b, "gpu-x7k2p", [cond("Launched", "True", "Launched"),
                                cond("Registered", "Unknown", "NodeNotFound", "Node not registered with cluster")])
-    b.set_events(K_POD, {"FailedScheduling"}, karpenter_event(b, "Nominated", "Pod should schedule on: nodeclaim/gpu-x7k2p",
-                                                               "2026-12-01T23:00:07Z"))
-    doc = b.load("events.json")  # Karpenter's own FailedScheduling stays older than its nomination
-    doc["items"] = [e for e in doc["items"] if not (e["involvedObject"]["name"] == K_POD[1]
-                                                    and e.get("reportingComponent") == "karpenter"
-                                                    and e["reason"] == "FailedScheduling")]
-    b.save("events.json", doc)
+    nominate(b, "gpu-x7k2p")
     v, _ = b.verdict(K_POD)
     assert v.word == words.SCALING_UP
     assert "NodeClaim gpu-x7k2p (NodePool gpu, g5.12xlarge, Registered Unknown (NodeNotFound" in v.reason
@@ -273,13 +276,7 @@ def test_a_nodeclaim_whose_gpu_never_registered_is_no_gpu_node_naming_it(tmp_pat
                                cond("Initialized", "Unknown", "ResourceNotRegistered",
                                     'Resource "nvidia.com/gpu" was requested but not registered')],
               node="ip-10-0-99-7.us-west-2.compute.internal")
-    b.set_events(K_POD, {"FailedScheduling"}, karpenter_event(b, "Nominated", "Pod should schedule on: nodeclaim/gpu-x7k2p",
-                                                               "2026-12-01T23:00:07Z"))
-    doc = b.load("events.json")
-    doc["items"] = [e for e in doc["items"] if not (e["involvedObject"]["name"] == K_POD[1]
-                                                    and e.get("reportingComponent") == "karpenter"
-                                                    and e["reason"] == "FailedScheduling")]
-    b.save("events.json", doc)
+    nominate(b, "gpu-x7k2p")
     v, _ = b.verdict(K_POD)
     assert v.word == words.NO_GPU_NODE
     assert "gpu-x7k2p" in v.reason and 'Resource "nvidia.com/gpu" was requested but not registered' in v.reason
