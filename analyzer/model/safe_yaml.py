@@ -24,7 +24,12 @@ class UnsafeYaml(ValueError):
     """It parses, but is not a usable document: too deep, too large through aliases, or not JSON-shaped."""
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml's parser where PyYAML has it: about ten times faster than the pure-Python one (a 1 MiB status took 29 s),
+# with the same safe constructor.
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[valid-type,misc]
     """safe_load, but as Kubernetes reads YAML (into JSON): a timestamp stays the string it was written as."""
 
 
@@ -39,6 +44,8 @@ def load_all(text: str) -> list[object]:
     try:
         docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
     except yaml.YAMLError as exc:
+        if "exceeded maximum nesting depth" in str(exc):  # libyaml's own bound (1000 levels)
+            raise UnsafeYaml("nested too deeply") from None
         raise NotYaml(str(exc).splitlines()[0]) from None
     except RecursionError:
         raise UnsafeYaml("nested too deeply") from None
@@ -81,7 +88,7 @@ def check_tree(doc: object) -> None:
             else:
                 total += size(child, depth + 1)
             if total > MAX_NODES:
-                raise UnsafeYaml(f"expands to more than {MAX_NODES} values (excessive YAML aliasing)")
+                raise UnsafeYaml(f"expands to more than {MAX_NODES} values (too large, or excessive YAML aliasing)")
         sizes[id(node)] = total
         return total
 
