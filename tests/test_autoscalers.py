@@ -184,6 +184,13 @@ def test_ca_in_backoff_after_a_failed_scale_up_is_blocked(tmp_path: Path, event:
     """The group's status says Backoff with the cloud's error (ScaleUpFailed): whether the pod's latest event is
     the refusal or the scale-up that then failed."""
     b = Bundle(tmp_path, CA)
+    failed = copy.deepcopy(next(e for e in b.load("events.json")["items"] if e["reason"] == "ScaledUpGroup"))
+    failed.update(reason="ScaleUpFailed", type="Warning", firstTimestamp="2026-12-01T22:53:39Z",
+                  lastTimestamp="2026-12-01T22:53:39Z",
+                  message=f"Failed adding 1 nodes to group {GROUP} due to InsufficientInstanceCapacity; source errors: "
+                          "We currently do not have sufficient g5.xlarge capacity")
+    failed["metadata"]["name"] += "-failed"
+    b.set_events(("kube-system", "cluster-autoscaler-status"), set(), failed)
     if event == "NotTriggerScaleUp":
         b.set_events(CA_POD, {"FailedScheduling"}, ca_event(b, event,
                      "pod didn't trigger scale-up: 1 in backoff after failed scale-up", "2026-12-01T22:53:40Z"))
@@ -193,6 +200,7 @@ def test_ca_in_backoff_after_a_failed_scale_up_is_blocked(tmp_path: Path, event:
     v, _ = b.verdict(CA_POD)
     assert v.word == words.SCALE_UP_BLOCKED
     assert v.evidence["autoscaler"]["status"][0]["backoff"].startswith("InsufficientInstanceCapacity: We currently")
+    assert v.evidence["autoscaler"]["scale_up_failed"][0]["message"].startswith(f"Failed adding 1 nodes to group {GROUP}")
 
 
 def test_an_old_triggered_scale_up_then_a_newer_scheduler_failure_and_nothing_in_flight(tmp_path: Path) -> None:
@@ -381,7 +389,8 @@ def test_the_report_shows_node_groups_nodepools_and_nodeclaims_in_flight(tmp_pat
     assert r.returncode == 0, r.stderr
     page = r.stdout
     assert page.index("## GPU occupancy") < page.index("## Autoscalers") < page.index("## Targets")
-    assert f"| node group | {GROUP} | yes | min 0 / max 4 / target 2 / registered 1 | InProgress |" in page
+    assert (f"| node group | {GROUP} | yes | min 0 / max 4 / target 2 / registered 1 (+1 unregistered) | InProgress |"
+            in page)
     assert "cluster-autoscaler TriggeredScaleUp at 2026-12-01T22:53:34Z" in page
     assert "without a new node: exhausted" in page
 

@@ -75,7 +75,8 @@ class Group:
 
     def as_data(self) -> dict:
         return {"name": self.name, "min": self.min_size, "max": self.max_size, "target": self.target,
-                "registered": self.registered, "ready": self.ready, "scale_up": self.scale_up,
+                "registered": self.registered, "unregistered": self.unregistered, "ready": self.ready,
+                "scale_up": self.scale_up,
                 **({"backoff": self.backoff} if self.backoff else {})}
 
 

@@ -21,7 +21,8 @@ def autoscaler_rows(a: Autoscalers | None, config: AcceleratorConfig) -> list[Au
              for g in _GROUP.findall(s.message)}
     rows = []
     for g in (a.ca.groups.values() if a.ca is not None else ()):
-        size = f"min {g.min_size} / max {g.max_size} / target {g.target} / registered {g.registered}"
+        size = f"min {g.min_size} / max {g.max_size} / target {g.target} / registered {g.registered}" + (
+            f" (+{g.unregistered} unregistered)" if g.unregistered else "")
         state = g.scale_up + (f": {g.backoff}" if g.backoff else "") + ("; at max" if g.at_max else "")
         rows.append(AutoscalerRow(kind="node group", name=g.name, size=size, state=state or "unknown",
                                   gpu=g.name in asked, alert=g.at_max or g.scale_up == "Backoff"))

@@ -81,6 +81,15 @@ def _said(s: Said, a: Autoscalers) -> dict:
             "when": _ago(s.time, a), "source": s.source}
 
 
+def _scale_up_failed(groups: list, ev: dict, a: Autoscalers) -> None:
+    """The latest ScaleUpFailed of a group in Backoff ("Failed adding %v nodes to group %v due to %v; source errors:
+    %v", clusterstate/clusterstate.go), written on the status ConfigMap."""
+    for g in groups:
+        said = [s for s in a.group_events if f" to group {g.name} due to " in s.message]
+        if said:
+            ev.setdefault("scale_up_failed", []).append(_said(said[-1], a))
+
+
 def _ca_triggered(s: Said, current: bool, a: Autoscalers) -> _Finding:
     ups = [(g, int(cur), int(new), int(mx)) for g, cur, new, mx in _SCALE_UP.findall(s.message)]
     groups = [a.ca.groups.get(g) if a.ca is not None else None for g, *_ in ups]
@@ -89,6 +98,7 @@ def _ca_triggered(s: Said, current: bool, a: Autoscalers) -> _Finding:
         ev["status"] = [g.as_data() for g in groups if g is not None]
     named = ", ".join(f"{g} {cur}->{new} (max {mx})" for g, cur, new, mx in ups) or s.message
     failed = [g for g in groups if g is not None and g.scale_up == "Backoff"]
+    _scale_up_failed(failed, ev, a)
     if failed:
         return _Finding(kind="blocked", evidence=ev, reason=f"cluster-autoscaler's scale-up of {failed[0].name} failed: "
                         f"the group is in Backoff ({failed[0].backoff or 'no error recorded'})")
@@ -110,6 +120,7 @@ def _ca_refused(s: Said, current: bool, a: Autoscalers) -> _Finding:
     if a.ca is not None:
         confirm = [g for g in a.ca.groups.values() if g.at_max or g.scale_up == "Backoff"]
         ev["status"] = [g.as_data() for g in confirm]
+    _scale_up_failed([g for g in confirm if g.scale_up == "Backoff"], ev, a)
     if any(r.startswith("Insufficient ") for r in reasons):
         ev["template"] = ("a node group's template offers none of it; Cluster API scale-from-zero needs both "
                           "capacity.cluster-autoscaler.kubernetes.io/gpu-count and gpu-type annotations")
