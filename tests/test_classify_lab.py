@@ -246,9 +246,10 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "lab/want-fits-now": "fits-now",
     }
     assert got == expected
-    # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles.
+    # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles; the
+    # autoscalers' words need their events and objects: tests/test_autoscalers.py, on the recorded autoscaler bundles.
     assert set(got.values()) == set(w for w in ORDER_WORDS if w in DECIDED) - {
-        "no-resourceclaim", "no-deviceclass", "device-selector-mismatch"}
+        "no-resourceclaim", "no-deviceclass", "device-selector-mismatch", "scaling-up", "scale-up-blocked"}
 
 
 def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):
