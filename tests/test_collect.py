@@ -43,7 +43,7 @@ DRA_KINDS = [k.name for k in CATALOG if k.group == DRA_GROUP]
 DRA_NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.group == DRA_GROUP}
 ALL_KINDS = [k.name for k in CATALOG]
 # cluster-autoscaler's status: the one ConfigMap, by name (tests/test_collect_autoscalers.py).
-CA_STATUS_GET = [list(k.command[1:]) for k in CATALOG if k.only][0]
+CA_STATUS_GET = next(list(k.command[1:]) for k in CATALOG if k.only)
 REFUSED = ["manifests/41-pod-quota-exceeded.yaml", "manifests/42-pod-runtimeclass-missing.yaml"]
 STAMP = r"[0-9]{8}T[0-9]{6}Z"
 
