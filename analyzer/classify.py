@@ -95,11 +95,12 @@ class Classifier:
         funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
         shape = self._shape_evidence(case.funnel) if funnel is not None else None
         fit = None
-        if shape is not None and decision.word == words.EXHAUSTED:
+        word = decision.underlying or decision.word  # a refined word (rows 26-27) keeps the funnel's evidence
+        if shape is not None and word == words.EXHAUSTED:
             if shape.fit is None:
                 shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
             fit = shape.fit
-        if shape is not None and funnel is not None and funnel.word is not None and decision.word == funnel.word:
+        if shape is not None and funnel is not None and funnel.word is not None and word == funnel.word:
             if shape.nearest is None:
                 shape.nearest = self._nearest.of(funnel.facts)
             case.evidence.update(shape.nearest)
@@ -112,7 +113,7 @@ class Classifier:
                 shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]
             if shape.devices:
                 case.evidence["devices"] = shape.devices
-        scheduler = self._scheduler(target, decision.word, case) if target.kind == "Pod" and target.spec is not None else None
+        scheduler = self._scheduler(target, word, case) if target.kind == "Pod" and target.spec is not None else None
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
                        funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler)
 

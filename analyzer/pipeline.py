@@ -18,6 +18,7 @@ from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.classify import classify_all, each_verdict
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
 from analyzer.model.build import PodsIndex, build_cluster
 from analyzer.model.events import EVENT_REASONS
 from analyzer.model.views import Cluster, Findings
@@ -123,7 +124,7 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
 
 
 # Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).
-_EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS)
+_EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVENT_REASONS)
 
 
 def _wanted_event(event: dict) -> bool:

@@ -8,8 +8,9 @@ file (analyzer/collect_bridge.py loads it), not a copy.
 
 Read-only toward the cluster: the only kubectl verbs used are `get`,
 `version`, `config current-context` (reads the local kubeconfig only) and,
-for --manifest, `apply --dry-run=server`. Secrets and ConfigMaps are never
-collected.
+for --manifest, `apply --dry-run=server`. Secrets are never collected, and
+no ConfigMap but cluster-autoscaler's status (kube-system/
+cluster-autoscaler-status, by field selector).
 
 Contract: shared/spec/bundle.md; formats: schemas/manifest.schema.json and
 schemas/attempt.schema.json.
@@ -56,10 +57,18 @@ CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 #   namespaced  read with -A, or one `-n NS` per --namespace
 #   required    the analysis cannot start without it: when every required
 #               kind fails, the cluster cannot be read at all (exit 1)
+#   only        (namespace, name): read that one object by field selector,
+#               whatever -n says (cluster-autoscaler's status ConfigMap)
 # tests/test_collect.py imports this table; keep it a plain list of tuples.
-Kind = collections.namedtuple("Kind", "file resource group namespaced required")
+Kind = collections.namedtuple("Kind", "file resource group namespaced required only",
+                              defaults=(None,))
 DRA_GROUP = "resource.k8s.io"
 STORAGE_GROUP = "storage.k8s.io"
+KARPENTER_GROUP = "karpenter.sh"
+PROVREQ_GROUP = "autoscaling.x-k8s.io"
+# The one ConfigMap ever read: cluster-autoscaler's status (node group sizes,
+# scale-up state; no secret). Any other ConfigMap is refused (NEVER_COLLECTED).
+CA_STATUS = ("kube-system", "cluster-autoscaler-status")
 KINDS = [
     Kind("pods.json", "pods", "", True, True),
     Kind("nodes.json", "nodes", "", False, True),
@@ -89,6 +98,15 @@ KINDS = [
     Kind("csistoragecapacities.json", "csistoragecapacities." + STORAGE_GROUP, STORAGE_GROUP,
          True, False),
     Kind("volumeattachments.json", "volumeattachments." + STORAGE_GROUP, STORAGE_GROUP, False, False),
+    # Autoscalers (shared/spec/autoscalers.md): Karpenter and ProvisioningRequest
+    # CRDs exist only where installed; then cluster-autoscaler's status.
+    Kind("nodepools.karpenter.sh.json", "nodepools." + KARPENTER_GROUP, KARPENTER_GROUP,
+         False, False),
+    Kind("nodeclaims.karpenter.sh.json", "nodeclaims." + KARPENTER_GROUP, KARPENTER_GROUP,
+         False, False),
+    Kind("provisioningrequests.autoscaling.x-k8s.io.json",
+         "provisioningrequests." + PROVREQ_GROUP, PROVREQ_GROUP, True, False),
+    Kind("configmaps.cluster-autoscaler-status.json", "configmap", "", True, False, CA_STATUS),
 ]
 # Queueing systems (shared/spec/queues.md): custom resources, collected and
 # stored by their qualified plural (<plural>.<group>.json); "not-served" where
@@ -107,7 +125,8 @@ for _plural, _group, _namespaced in (
 # Groups an older (or differently configured) supported server may not serve
 # at all (or a CRD not installed): their kinds are "not-served" there, which
 # is not a failure.
-MAY_BE_UNSERVED = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP)
+MAY_BE_UNSERVED = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP, KARPENTER_GROUP,
+                   PROVREQ_GROUP)
 # kubectl's words for a resource type discovery does not know
 # (cli-runtime pkg/resource/builder.go mappingFor: `the server doesn't have a
 # resource type %q` with groupResource.Resource, i.e. the unqualified plural;
@@ -150,13 +169,19 @@ what it writes:
     podgroups.scheduling.volcano.sh.json queues.scheduling.volcano.sh.json
     jobs.batch.volcano.sh.json   (queueing systems, by qualified name;
                     "not-served" where the CRD is not installed)
+    nodepools.karpenter.sh.json nodeclaims.karpenter.sh.json
+    provisioningrequests.autoscaling.x-k8s.io.json   (autoscalers; "not-served"
+                    where not installed)
+    configmaps.cluster-autoscaler-status.json   kube-system/cluster-autoscaler-
+                    status only, by field selector (may be an empty List)
     attempts/NN-<name>.json               one per --manifest
   The directory appears under its final name only when complete.
 
 redaction (on by default; --no-redact keeps everything):
   container env[].value and the annotation
   kubectl.kubernetes.io/last-applied-configuration become
-  "REDACTED-BY-GPU-TRIAGE". Secrets and ConfigMaps are never collected.
+  "REDACTED-BY-GPU-TRIAGE". Secrets are never collected, nor any ConfigMap
+  but kube-system/cluster-autoscaler-status.
   --manifest YAML files are stored as you wrote them (not redacted); a JSON
   Pod manifest is stored as its redacted object. A manifest holding a Secret
   or ConfigMap is refused unless --no-redact.
@@ -496,6 +521,17 @@ class ListWriter:
 # ---------------------------------------------------------------- kubectl
 
 
+def only_args(only) -> list:
+    """`-n NS --field-selector metadata.name=NAME`: one object, by name."""
+    return ["-n", only[0], "--field-selector", "metadata.name=" + only[1]]
+
+
+def is_ca_status(args: list) -> bool:
+    """Exactly the one ConfigMap read: `get configmap` of cluster-autoscaler's
+    status in kube-system, selected by name, and nothing else."""
+    return args == ["get", "configmap"] + only_args(CA_STATUS) + ["-o", "json"]
+
+
 class Kubectl:
     """Runs kubectl with the context flags; only reading verbs are allowed."""
 
@@ -507,6 +543,8 @@ class Kubectl:
     def check_reading(args: list) -> None:
         # A guard against programming errors, not against the user.
         if args[:1] == ["get"]:
+            if is_ca_status(args):
+                return
             resources = args[1].lower().split(",") if len(args) > 1 else []
             for res in resources:
                 if res.split(".")[0] in NEVER_COLLECTED:
@@ -769,13 +807,14 @@ class Collector:
 
     def collect_kind(self, kind: Kind) -> dict:
         name = kind.file[:-len(".json")]
-        namespaces = self.opts.namespaces if kind.namespaced else None
+        namespaces = self.opts.namespaces if kind.namespaced and kind.only is None else None
         t0 = time.monotonic()
         entry = {"path": kind.file, "kind": name}  # type: dict
         if namespaces:
             commands = [["get", kind.resource, "-n", ns, "-o", "json"] for ns in namespaces]
         else:
-            commands = [["get", kind.resource] + (["-A"] if kind.namespaced else []) + ["-o", "json"]]
+            scope = only_args(kind.only) if kind.only else (["-A"] if kind.namespaced else [])
+            commands = [["get", kind.resource] + scope + ["-o", "json"]]
         runs = []  # type: list
         parts = []  # type: list
         bad = None  # (run, error) of the first namespace that failed
@@ -951,7 +990,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         add_help=False,
         description=("Collect a gpu-triage bundle: read-only kubectl outputs (pods, nodes,\n"
                      "quotas, runtime classes, events, owners, namespaces, DRA claims,\n"
-                     "slices and classes, version) for offline analysis with\n"
+                     "slices and classes, Karpenter NodePools and NodeClaims,\n"
+                     "ProvisioningRequests, cluster-autoscaler's status, version)\n"
+                     "for offline analysis with\n"
                      "`gpu-triage analyze`. Needs only kubectl and\n"
                      "Python 3.8+; reads the cluster, never changes it."),
         epilog=EPILOG,

@@ -343,6 +343,11 @@ from queue_schemas import queue_defs  # noqa: E402  (a developer script beside t
 
 DEFS.update(queue_defs(STR, INT, BOOL, STRMAP, ref, arr))
 
+# Autoscalers (autoscalers.md): Karpenter, ProvisioningRequests, cluster-autoscaler's status ConfigMap.
+from autoscaler_schemas import autoscaler_defs  # noqa: E402  (a developer script beside this one)
+
+DEFS.update(autoscaler_defs(STR, STRMAP, ref, arr))
+
 # The files come from the one kinds catalog; the command is the one the collector runs.
 LISTS = {k.name: (k.item_kind, k.schema_def, " ".join(k.command)) for k in KINDS}
 

@@ -3,16 +3,27 @@ say the same, field by field, and the schemas and the sealer follow it."""
 
 from __future__ import annotations
 
-from analyzer.bundle.catalog import KINDS
+from analyzer.bundle.catalog import KINDS, MAY_BE_UNSERVED
 from analyzer.collect_bridge import load_collector
 from helpers import REPO
 
 
 def test_collector_kinds_are_the_catalog():
     collector = load_collector()
-    theirs = [(k.file, k.resource, k.group, k.namespaced, k.required) for k in collector.KINDS]
-    ours = [(k.file, k.resource, k.group, k.namespaced, k.required) for k in KINDS]
+    theirs = [(k.file, k.resource, k.group, k.namespaced, k.required, k.only) for k in collector.KINDS]
+    ours = [(k.file, k.resource, k.group, k.namespaced, k.required, k.only) for k in KINDS]
     assert theirs == ours
+    assert collector.MAY_BE_UNSERVED == MAY_BE_UNSERVED
+
+
+def test_the_one_configmap_is_read_by_name():
+    """cluster-autoscaler's status is the only ConfigMap: the catalog's command is the collector's, by field
+    selector in kube-system (bundle.md), and the collector's guard lets exactly that command through."""
+    (kind,) = [k for k in KINDS if k.item_kind == "ConfigMap"]
+    assert kind.command == ("kubectl", "get", "configmap", "-n", "kube-system", "--field-selector",
+                            "metadata.name=cluster-autoscaler-status", "-o", "json")
+    collector = load_collector()
+    collector.Kubectl.check_reading(list(kind.command[1:]))
 
 
 def test_every_kind_has_a_schema():

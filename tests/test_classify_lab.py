@@ -214,8 +214,7 @@ def _one_pod_per_word(tmp_path):
         gpu_pod("want-no-gpu-node", node_selector={"kubernetes.io/hostname": "gpu-noplugin"}),
         gpu_pod("want-alloc-zero", node_selector={"kubernetes.io/hostname": "gpu-alloczero"}),
         gpu_pod("want-exhausted", node_selector={"kubernetes.io/hostname": "gpu-ok"}),
-        gpu_pod("want-unclassified", node_selector={"pool": "free"},
-                volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "datasets"}}]),
+        gpu_pod("want-unclassified", node_selector={"pool": "free"}, schedulerName="volcano"),
         gpu_pod("want-fits-now", node_selector={"pool": "free"}),
         gpu_pod("want-no-gpu-request", gpus=None, node_selector={"nvidia.com/gpu.present": "true"}),
     ]
@@ -246,10 +245,14 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "lab/want-fits-now": "fits-now",
     }
     assert got == expected
-    # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles;
-    # the queue words need Kueue's files: tests/test_queues.py covers them on the recorded Kueue bundles.
+    # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles; the queue
+    # words need Kueue's files (tests/test_queues.py); the autoscalers' words their events and objects
+    # (tests/test_autoscalers.py), each on its recorded bundles.
     assert set(got.values()) == set(w for w in ORDER_WORDS if w in DECIDED) - {
-        "no-resourceclaim", "no-deviceclass", "device-selector-mismatch", "queue-misconfigured", "queue-quota"}
+        "no-resourceclaim", "no-deviceclass", "device-selector-mismatch", "queue-misconfigured", "queue-quota",
+        "scaling-up", "scale-up-blocked",
+        # the volume and inter-pod words need claims and neighbours: tests/test_filters_*.py, on their recordings
+        "no-volumeclaim", "volume-unbound", "volume-node-conflict", "pod-affinity", "topology-spread"}
 
 
 def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):
@@ -290,21 +293,34 @@ UNMODELLED = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(UNMODELLED) + ["host-port"])
-def test_unclassified_when_the_pod_depends_on_something_not_modelled(tmp_path, case):
-    # causes.md row 15: unbound PVCs, pod (anti-)affinity, topology spread, host ports,
-    # a non-default schedulerName. The funnel says some node fits; the word must not claim fits-now.
-    pod = gpu_pod("trainer-0", **UNMODELLED.get(case, {}))
-    if case == "host-port":
-        pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]
-    if case == "scheduler-name":
-        # observed.md: a pod for a scheduler nobody runs has no PodScheduled condition and no events
-        pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
+def test_unclassified_when_the_pod_depends_on_a_scheduler_nobody_models(tmp_path):
+    # causes.md v3 row 28: a non-default schedulerName no queue row covers. The funnel says some node fits; the
+    # word must not claim fits-now. observed.md: such a pod has no PodScheduled condition and no events.
+    pod = gpu_pod("trainer-0", **UNMODELLED["scheduler-name"])
+    pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
     root = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("gpu-free")])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "unclassified"
     assert v.evidence["fits_on"] == ["gpu-free"]
     assert v.evidence["not_modelled"]
+
+
+@pytest.mark.parametrize("case, word", [
+    ("pvc", "insufficient-evidence"),  # the bundle has no persistentvolumeclaims.json: named, not guessed
+    ("pod-anti-affinity", "fits-now"),  # no pod matches the term anywhere
+    ("topology-spread", "topology-spread"),  # the only node lacks the zone label (missing required label)
+    ("host-port", "fits-now"),  # no pod holds the port
+])
+def test_volumes_inter_pod_rules_spread_and_ports_are_modelled_now(tmp_path, case, word):
+    # causes.md v3: every default scheduler filter is modelled; these are no longer `unclassified`.
+    pod = gpu_pod("trainer-0", **UNMODELLED.get(case, {}))
+    if case == "host-port":
+        pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]
+    root = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("gpu-free")])
+    v = verdict(root, "lab/trainer-0")
+    assert v.word == word
+    if word == "insufficient-evidence":
+        assert v.evidence["missing"] == "persistentvolumeclaims.json"
 
 
 @pytest.mark.parametrize("spec", [
@@ -322,8 +338,8 @@ def test_soft_constraints_are_not_unmodelled_dependencies(tmp_path, spec):
 
 
 def test_unclassified_needs_every_rule_above_to_fail_first(tmp_path):
-    # A PVC does not hide a full node: exhausted comes before unclassified.
-    pod = gpu_pod("trainer-0", node_selector={"kubernetes.io/hostname": "gpu-ok"}, **UNMODELLED["pvc"])
+    # A scheduler nobody models does not hide a full node: exhausted comes before unclassified.
+    pod = gpu_pod("trainer-0", node_selector={"kubernetes.io/hostname": "gpu-ok"}, **UNMODELLED["scheduler-name"])
     root = make_bundle(tmp_path, pods=[pod, bound_pod("filler", "gpu-ok", gpus=4)], nodes=[lab_node("gpu-ok")])
     assert verdict(root, "lab/trainer-0").word == "exhausted"
 

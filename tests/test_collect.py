@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG
+from analyzer.bundle.catalog import BY_NAME, DRA_GROUP, KINDS as CATALOG, MAY_BE_UNSERVED
 
 REPO = Path(__file__).resolve().parents[1]
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
@@ -35,12 +35,15 @@ SCHEMAS = REPO / "schemas"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 # From the one kinds catalog (tests/test_catalog.py pins the collector's copy to it).
-KINDS = [k.name for k in CATALOG if k.group != DRA_GROUP]
-NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.group != DRA_GROUP}
+# Built-in kinds, read by their plural (custom resources and the one ConfigMap: their own tests).
+KINDS = [k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None]
+NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.name in KINDS}
 # Dynamic Resource Allocation (shared/spec/dra.md), read with qualified names.
 DRA_KINDS = [k.name for k in CATALOG if k.group == DRA_GROUP]
 DRA_NAMESPACED = {k.name for k in CATALOG if k.namespaced and k.group == DRA_GROUP}
-ALL_KINDS = [k.name for k in CATALOG]  # catalog order
+ALL_KINDS = [k.name for k in CATALOG]
+# cluster-autoscaler's status: the one ConfigMap, by name (tests/test_collect_autoscalers.py).
+CA_STATUS_GET = next(list(k.command[1:]) for k in CATALOG if k.only)
 REFUSED = ["manifests/41-pod-quota-exceeded.yaml", "manifests/42-pod-runtimeclass-missing.yaml"]
 STAMP = r"[0-9]{8}T[0-9]{6}Z"
 
@@ -506,15 +509,19 @@ def test_sigterm_or_sigint_removes_the_temporary_dir_and_stops_kubectl(kube: Kub
 
 # ------------------------------------------------------------------- 6. read-only
 
-READING_GETS = set(KINDS) | {f"{k}.resource.k8s.io" for k in DRA_KINDS}
+READING_GETS = {k.resource for k in CATALOG if k.only is None}
 
 
 def assert_reading(argv: list[str]) -> None:
     assert argv, argv
     low = [a.lower() for a in argv]
+    if argv[:len(CA_STATUS_GET)] == CA_STATUS_GET:
+        low = low[len(CA_STATUS_GET):]  # exactly the one ConfigMap; nothing else may name one
     assert not any("secret" in a or "configmap" in a for a in low), argv
     assert "cm" not in low, argv
-    if argv[0] == "get":
+    if argv[:len(CA_STATUS_GET)] == CA_STATUS_GET:
+        pass
+    elif argv[0] == "get":
         assert argv[1] in READING_GETS and argv[2:4] in (["-A", "-o"], ["-o", "json"], ["-n", argv[3]])
         assert "-o" in argv and argv[argv.index("-o") + 1] == "json"
     elif argv[0] == "version":
@@ -542,13 +549,12 @@ def test_every_kubectl_command_is_a_reading_one(kube: Kube) -> None:
                      "--manifest", REFUSED[1])
     assert r.returncode == 0, r.stderr
     argvs = kube.argvs()
-    namespaced = sum(1 for k in CATALOG if k.namespaced)
-    first_run = 1 + 1 + len(CATALOG) + 3
-    assert len(argvs) == first_run + (1 + len(CATALOG) - namespaced + namespaced * 2 + 1)
+    narrowed = sum(1 for k in CATALOG if k.namespaced and k.only is None)  # one get per namespace
+    assert len(argvs) == 1 + 1 + len(CATALOG) + 3 + (1 + (len(CATALOG) - narrowed) + narrowed * 2 + 1)
     for argv in argvs:
         assert_reading(argv)
         assert "--request-timeout=30s" in argv or "--request-timeout=5s" in argv
-    second = argvs[first_run:]
+    second = argvs[1 + 1 + len(CATALOG) + 3:]
     for argv in second:  # the context flags reach every call
         assert f"--kubeconfig={kubeconfig}" in argv and "--context=kind-lab" in argv
     assert not any(a[:2] == ["config", "current-context"] for a in second)
@@ -572,8 +578,9 @@ def test_namespaces_narrow_the_namespaced_kinds(kube: Kube) -> None:
     for kind in KINDS:
         e = entry(m, f"{kind}.json")
         if kind in NAMESPACED:
+            resource = BY_NAME[kind].resource  # qualified where a CRD could shadow it (csistoragecapacities)
             assert [c["command"][1:5] for c in e["commands"]] == [
-                ["get", kind, "-n", "lab"], ["get", kind, "-n", "quota-lab"]]
+                ["get", resource, "-n", "lab"], ["get", resource, "-n", "quota-lab"]]
             assert e["command"] == e["commands"][0]["command"]
         else:
             assert "-n" not in e["command"] and "-A" not in e["command"] and "commands" not in e
@@ -622,7 +629,7 @@ def test_context_names_become_safe_directory_names(kube: Kube) -> None:
     r = kube.collect("--context", ARN)
     assert r.returncode == 0, r.stderr
     assert re.fullmatch(rf"{SAFE_ARN}-{STAMP}(-\d+)?", kube.bundle(r).name)
-    assert all(f"--context={ARN}" in a for a in kube.argvs()[2 + len(CATALOG):])
+    assert all(f"--context={ARN}" in a for a in kube.argvs()[len(CATALOG) + 2:])
     safe = load_script().safe_name
     assert safe("") == "context" and safe(None) == "context"
     assert safe(".hidden") == "_hidden" and safe("..") == "_." and safe("-rf") == "_rf"

@@ -27,8 +27,9 @@ from analyzer.bundle.catalog import KINDS as CATALOG, MAY_BE_UNSERVED
 REPO = Path(__file__).resolve().parents[1]
 GENERATOR = REPO / "scripts" / "generate_bundle.py"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
-# The generator writes every kind of the catalog except the DRA ones (it models device-plugin clusters).
-LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED)  # the optional APIs only on request
+# The generator writes every kind of the catalog except those a cluster may not serve (DRA, queues, the autoscalers'
+# CRDs) and cluster-autoscaler's status: it models device-plugin clusters without an autoscaler.
+LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None)
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "volume-unbound", "selector-mismatch", "cordoned",
              "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity", "exhausted", "unclassified",
              "fits-now")

@@ -28,6 +28,9 @@ class Kind:
     version: str = "v1"  # the API version served by default (replay); a List's items may carry another
     short_names: tuple[str, ...] = ()  # as `kubectl api-resources` lists them
     categories: tuple[str, ...] = ()  # `kubectl get all` includes the "all" category
+    # Read only this one object (namespace, name), by field selector: the cluster-autoscaler's status ConfigMap is
+    # the one ConfigMap ever read, and no other can be listed by mistake.
+    only: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
@@ -37,11 +40,15 @@ class Kind:
     def schema_def(self) -> str:
         """The definition its items are checked against: a custom resource's kind is qualified by its group
         (Volcano's Job is not batch's Job)."""
-        return self.item_kind if "." not in self.name else f"{self.item_kind}.{self.group}"
+        return f"{self.item_kind}.{self.group}" if self.group and self.name.endswith("." + self.group) else self.item_kind
 
     @property
     def command(self) -> tuple[str, ...]:
         """The kubectl command that makes the file (as the collector runs it, without context flags)."""
+        if self.only is not None:
+            namespace, name = self.only
+            return ("kubectl", "get", self.resource, "-n", namespace, "--field-selector", f"metadata.name={name}",
+                    "-o", "json")
         return ("kubectl", "get", self.resource, *(("-A",) if self.namespaced else ()), "-o", "json")
 
 
@@ -50,6 +57,9 @@ STORAGE_GROUP = "storage.k8s.io"
 KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+KARPENTER_GROUP = "karpenter.sh"
+PROVREQ_GROUP = "autoscaling.x-k8s.io"
+CA_STATUS = ("kube-system", "cluster-autoscaler-status")  # cluster-autoscaler's --status-config-map-name default
 
 
 def _custom(plural: str, group: str, item_kind: str, *, namespaced: bool, version: str) -> Kind:
@@ -144,12 +154,23 @@ PODGROUPS = _custom("podgroups", VOLCANO_GROUP, "PodGroup", namespaced=True, ver
 VOLCANO_QUEUES = _custom("queues", VOLCANO_GROUP, "Queue", namespaced=False, version="v1beta1")
 VOLCANO_JOBS = _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True, version="v1alpha1")
 
+# Autoscalers (autoscalers.md): Karpenter's and the ProvisioningRequest CRDs ("not served" where not installed),
+# and cluster-autoscaler's status ConfigMap, the only ConfigMap read.
+NODEPOOLS = _custom("nodepools", KARPENTER_GROUP, "NodePool", namespaced=False, version="v1")
+NODECLAIMS = _custom("nodeclaims", KARPENTER_GROUP, "NodeClaim", namespaced=False, version="v1")
+PROVISIONINGREQUESTS = _custom("provisioningrequests", PROVREQ_GROUP, "ProvisioningRequest", namespaced=True,
+                               version="v1")
+CA_STATUS_CONFIGMAP = Kind(
+    file="configmaps.cluster-autoscaler-status.json", resource="configmap", group="", item_kind="ConfigMap",
+    namespaced=True, only=CA_STATUS)
+
 # The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (
     PODS, NODES, RESOURCEQUOTAS, RUNTIMECLASSES, EVENTS, REPLICASETS, JOBS, STATEFULSETS, DAEMONSETS, NAMESPACES,
     RESOURCECLAIMS, RESOURCECLAIMTEMPLATES, RESOURCESLICES, DEVICECLASSES, DEVICETAINTRULES,
     PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, CSINODES, CSIDRIVERS, CSISTORAGECAPACITIES,
     VOLUMEATTACHMENTS,
+    NODEPOOLS, NODECLAIMS, PROVISIONINGREQUESTS, CA_STATUS_CONFIGMAP,
     WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS,
     PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
 )
@@ -163,7 +184,8 @@ OWNERS: dict[str, str] = {k.item_kind: k.name for k in KINDS if k.owns_pods}  # 
 KUEUE: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == KUEUE_GROUP)
 VOLCANO: tuple[str, ...] = tuple(k.name for k in KINDS if k.group in (VOLCANO_GROUP, VOLCANO_BATCH_GROUP))
 # Groups a supported cluster may not serve at all (an older server, a CRD not installed): "not served" there.
-MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP)
+MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP, KARPENTER_GROUP,
+                                     PROVREQ_GROUP)
 
 
 def file_of(name: str) -> str:

@@ -19,6 +19,7 @@ from analyzer.bundle.catalog import NAMESPACES, NODES, PODS, RESOURCEQUOTAS, RUN
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
+from analyzer.model.autoscalers import PROVREQ_ANNOTATIONS, build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.node_index import NodeIndex
@@ -195,9 +196,11 @@ class PodsIndex:
                                 claim_names(spec, name), host_ports(spec),
                                 anti_terms_json(spec) if spec.get("affinity") else b""))
         if is_target or (ns, name) == self.keep:
+            annotations = meta.get("annotations") or {}
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
                             phase=phase, node_name=node, status=status, controller=_controller(meta),
-                            queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""))
+                            queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""),
+                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations})
             if is_target:
                 self.targets.append(target)
             else:
@@ -360,6 +363,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     queues = build_queues(loaded)
     for file, path, found in queues.findings:
         findings.add(file, [(path, "quantities the queue can use", found)])
+    autoscalers = build_autoscalers(loaded)
+    findings.items.extend(autoscalers.findings)
     return Cluster(dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
@@ -367,7 +372,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
                    node_problems=_node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
-                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels))
+                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels), autoscalers=autoscalers)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

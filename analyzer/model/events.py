@@ -12,7 +12,7 @@ from analyzer.model.views import SchedulerSaid
 _TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")
 
 
-def _instant(text: object) -> str:
+def instant(text: object) -> str:
     """An RFC 3339 time normalised for ordering (UTC, microseconds); "" (oldest) when it does not parse."""
     if not isinstance(text, str) or not text:
         return ""
@@ -26,15 +26,27 @@ def _instant(text: object) -> str:
 
 
 def event_time(e: dict) -> str:
-    """Events carry eventTime (scheduler) or first/lastTimestamp (controllers); order by whichever exists."""
+    """The newest of series.lastObservedTime, lastTimestamp, eventTime and firstTimestamp the event carries
+    (schedulers write eventTime, controllers first/lastTimestamp); its creation time when it has none."""
     series = e.get("series")
-    if isinstance(series, dict) and _instant(series.get("lastObservedTime")):
-        return _instant(series["lastObservedTime"])
-    for k in _TIME_KEYS:
-        if _instant(e.get(k)):
-            return _instant(e[k])
+    times = [instant(series.get("lastObservedTime")) if isinstance(series, dict) else ""]
+    times += [instant(e.get(k)) for k in _TIME_KEYS]
+    newest = max(times)
+    if newest:
+        return newest
     meta = e.get("metadata")
-    return _instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
+    return instant(meta.get("creationTimestamp")) if isinstance(meta, dict) else ""
+
+
+def component_of(e: dict) -> str:
+    """Who wrote the event: `source.component` (core/v1 events) or `reportingComponent` (events.k8s.io)."""
+    source = e.get("source")
+    name = source.get("component") if isinstance(source, dict) else None
+    return str(name or e.get("reportingComponent") or "")
+
+
+# Autoscalers write FailedScheduling too (Karpenter: "Failed to schedule pod, …"); never the scheduler's message.
+NOT_SCHEDULERS = ("karpenter", "cluster-autoscaler")
 
 
 # The events read here: the scheduler's message, the claim controller's refusal (a claim over quota), and
@@ -68,7 +80,7 @@ def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[t
     if doc is None:
         return {}
     for _, e in doc.valid_items():
-        if e.get("reason") != reason:
+        if e.get("reason") != reason or component_of(e) in NOT_SCHEDULERS:
             continue
         io = e.get("involvedObject") or {}
         if io.get("kind") != "Pod":

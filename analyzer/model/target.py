@@ -38,6 +38,7 @@ class Target:
     workload: str = ""  # a queue target's Kueue Workload or Volcano PodGroup (namespace/name)
     labels: dict = field(default_factory=dict)  # metadata.labels (inter-pod affinity and spread match on them)
     uid: str = ""  # metadata.uid (a generic ephemeral volume's claim must be owned by its pod)
+    annotations: dict[str, str] = field(default_factory=dict)  # only those a rule reads (the ProvisioningRequest it consumes)
 
     @property
     def key(self) -> str:

@@ -15,6 +15,7 @@ from analyzer.model.nodes import InvalidNode, NodeView
 from analyzer.model.target import Target
 
 if TYPE_CHECKING:
+    from analyzer.model.autoscalers import Autoscalers
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_index import NodeIndex
     from analyzer.model.queue_world import QueueWorld
@@ -84,6 +85,7 @@ class Cluster:
     queues: "QueueWorld | None" = None  # Kueue and Volcano (queues.md)
     storage: "Storage | None" = None  # claims, volumes, classes, CSI limits (model/volumes.py)
     placement: "Placement | None" = None  # the bound pods as the inter-pod, spread and port filters count them
+    autoscalers: "Autoscalers | None" = None  # cluster-autoscaler's and Karpenter's events and objects
 
     @property
     def new_taint_wording(self) -> bool:

@@ -25,9 +25,11 @@ class ApiResource:
         return f"{self.group}/{v}" if self.group else v
 
 
-# Every kind of the one catalog, as the API server presents it (`kubectl api-resources`).
+# Every kind of the one catalog, as the API server presents it (`kubectl api-resources`). The URL's plural is the
+# name's first part ("nodepools.karpenter.sh", "configmaps.cluster-autoscaler-status").
 RESOURCES: tuple[ApiResource, ...] = tuple(
-    ApiResource(name=c.name, file=c.file, resource=c.resource.split(".", 1)[0], kind=c.item_kind, singular=c.item_kind.lower(), group=c.group, version=c.version,
-         namespaced=c.namespaced, short_names=c.short_names, categories=c.categories)
+    ApiResource(name=c.name, file=c.file, resource=c.name.split(".", 1)[0], kind=c.item_kind,
+                singular=c.item_kind.lower(), group=c.group, version=c.version, namespaced=c.namespaced,
+                short_names=c.short_names, categories=c.categories)
     for c in CATALOG)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable
 
-from analyzer.bundle.catalog import (DAEMONSETS, EVENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS, RESOURCECLAIMS,
+from analyzer.bundle.catalog import (CA_STATUS_CONFIGMAP, DAEMONSETS, EVENTS, JOBS, NAMESPACES, NODES, PODS, REPLICASETS, RESOURCECLAIMS,
                                      RESOURCEQUOTAS, RESOURCESLICES, RUNTIMECLASSES, STATEFULSETS)
 from analyzer.replay.humantime import human_duration, since
 from analyzer.replay.store import parse_time
@@ -209,6 +209,8 @@ TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
     RESOURCESLICES.name: ([NAME, column("Node"), column("Driver"), column("Pool"), AGE],
                        lambda s, now: [as_str(dig(s, "metadata", "name")), as_str(dig(s, "spec", "nodeName")),
                                        as_str(dig(s, "spec", "driver")), as_str(dig(s, "spec", "pool", "name")), age(s, now)]),
+    CA_STATUS_CONFIGMAP.name: ([NAME, column("Data", "integer"), AGE],
+                   lambda c, now: [as_str(dig(c, "metadata", "name")), len(c.get("data") or {}), age(c, now)]),
 }
 
 

@@ -90,6 +90,7 @@ def render(data: ReportData, out: TextIO) -> None:
     _header(data, w)
     _summary(data, w)
     _occupancy(data, w)
+    _autoscalers(data, w)
     _targets(data, w)
     w(f"<footer>Written by gpu-triage {_e(h.version)} from the bundle alone, offline. The scheduler's own message is "
       "shown as evidence and never decides a word.</footer>\n")
@@ -243,6 +244,20 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
       'used = requests of pods bound to the node and not finished</span></div>\n')
     for pool in data.pools:
         _pool(pool, w)
+
+
+def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+    if not data.autoscalers:
+        return
+    w('<h2 id="autoscalers">Autoscalers</h2>\n<p class="muted">cluster-autoscaler\'s node groups (its status '
+      'ConfigMap), Karpenter\'s NodePools (limits against usage) and the NodeClaims still on their way; GPU ones '
+      'first (a group is marked GPU when a GPU pod\'s scale-up named it)</p>\n')
+    w("<table><tr><th>Kind</th><th>Name</th><th>GPU</th><th>Size or limits</th><th>State</th></tr>\n")
+    for r in data.autoscalers:
+        state = f'<span class="warn">{_e(r.state)}</span>' if r.alert else _e(r.state)
+        w(f"<tr><td>{_e(r.kind)}</td><td><code>{_e(r.name)}</code></td><td>{'yes' if r.gpu else ''}</td>"
+          f"<td>{_e(r.size)}</td><td>{state}</td></tr>\n")
+    w("</table>\n")
 
 
 def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]

@@ -77,6 +77,7 @@ def _page(data: ReportData, level: Level, *, shortened: bool, limit: int) -> str
     _header(data, w)
     _summary(data, w)
     _occupancy(data, level, w)
+    _autoscalers(data, w)
     _targets(data, level, w)
     return "".join(parts)
 
@@ -201,6 +202,17 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
         return
     for pool in data.pools:
         _pool(pool, level, w)
+
+
+def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+    if not data.autoscalers:
+        return
+    w("## Autoscalers\n\nNode groups (cluster-autoscaler's status), NodePools (limits against usage), NodeClaims "
+      "still on their way; GPU ones first.\n\n| Kind | Name | GPU | Size or limits | State |\n|---|---|---|---|---|\n")
+    for r in data.autoscalers:
+        state = f"**{_m(r.state)}**" if r.alert else _m(r.state)
+        w(f"| {_m(r.kind)} | {_m(r.name)} | {'yes' if r.gpu else ''} | {_m(r.size)} | {state} |\n")
+    w("\n")
 
 
 def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.text import some_names
 
 from analyzer.occupancy.from_analysis import occupancy_of
+from analyzer.report.ticket_autoscalers import autoscaler_rows
 from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
                                             SchedulerLines, TargetRow, WordCount)
 
@@ -120,8 +121,9 @@ def report_data(analysis: "Analysis") -> ReportData:
         edited=tuple(_clip(n) for n in analysis.changed),
     )
     pools, note = _pools(occupancy_of(analysis))
+    scalers = autoscaler_rows(analysis.cluster.autoscalers, analysis.cluster.config)
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
-                      occupancy_note=note, footnotes=tuple(footnotes))
+                      occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers))
 
 
 def _own_name(label: str) -> str:
@@ -230,6 +232,7 @@ def evidence_lines(d: dict) -> list[str]:
             out.append(f"container {w.get('container')} waiting: {w.get('reason')}: {w.get('message') or ''}".rstrip(": "))
     if ev.get("requests"):
         out.append("requests: " + ", ".join(f"{r}={q}" for r, q in ev["requests"].items()))
+    out += _autoscaler_lines(ev)
     out += _funnel_lines(d.get("funnel"))
     fit = d.get("fit") or []
     for row in fit[:MAX_EVIDENCE_NODES]:
@@ -248,6 +251,23 @@ def evidence_lines(d: dict) -> list[str]:
         out.append(f"needs: {ev['missing']}")
     for x in (ev.get("invalid") or [])[:3]:
         out.append(f"invalid: {x}")
+    return out
+
+
+def _autoscaler_lines(ev: dict) -> list[str]:
+    """What the autoscaler said (rows 26-27), and the funnel's word beneath a refined one."""
+    au = ev.get("autoscaler")
+    out = []
+    if isinstance(au, dict):
+        said = au.get("said")
+        if isinstance(said, dict):
+            out.append(f"{said.get('component')} {said.get('reason')} {said.get('when')}: {said.get('message')}")
+        elif said:
+            out.append(f"{', '.join(map(str, au.get('present') or ()))}: said {said}")
+        if au.get("note"):
+            out.append(f"autoscaler: {au['note']}")
+    if ev.get("without_new_node"):
+        out.append(f"without a new node: {ev['without_new_node']}")
     return out
 
 

@@ -141,12 +141,25 @@ class Pool:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AutoscalerRow:
+    """One node group (cluster-autoscaler), NodePool or NodeClaim in flight (Karpenter), beside the GPU picture."""
+
+    kind: str  # "node group" | "NodePool" | "NodeClaim"
+    name: str
+    size: str  # "min 0 / max 4 / target 2 / registered 1" | "nvidia.com/gpu: 8 of limit 8" | "g5.12xlarge in NodePool gpu"
+    state: str  # "InProgress", "Backoff: <error>", "at max", "limit reached: nvidia.com/gpu", "Registered Unknown (…)"
+    gpu: bool = False  # a GPU group: named by a GPU pod's scale-up, or limiting/using an accelerator resource
+    alert: bool = False  # at its limit, in backoff, or a GPU that never registered
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReportData:
     header: Header
     summary: tuple[WordCount, ...]
     rows: tuple[TargetRow, ...]
     pools: tuple[Pool, ...]
     occupancy_note: str | None = None  # why the picture is empty or partial
+    autoscalers: tuple[AutoscalerRow, ...] = ()  # node groups, NodePools, NodeClaims in flight (none: no autoscaler)
     urgency_note: str = URGENCY_NOTE
     footnotes: tuple[str, ...] = ()  # said once for the whole page (what a scheduler sentence hides)
 

@@ -33,3 +33,4 @@ class Case:
 class Decision:
     word: str
     reason: str
+    underlying: str | None = None  # a refined decision (rows 26-27): the funnel's own word beneath it

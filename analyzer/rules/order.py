@@ -6,6 +6,8 @@ needs a file the bundle lacks answers `insufficient-evidence` naming the file. R
 over the nodes (rules/funnel.py); its stages are data of their own.
 
 To add a family of causes: one module in rules/ with a `decide(case)`, its words in words.py, and a row here.
+A row that refines an earlier row's answer (rows 26-27 refine the funnel's) has `refine(case, decision)` instead:
+it runs after the answer is found, and returns the refined Decision or None to keep it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analyzer import words as w
-from analyzer.rules import admission, dra, funnel, intent, queues, readable, rest, volumes
+from analyzer.rules import admission, autoscalers, dra, funnel, intent, queues, readable, rest, volumes
 from analyzer.rules.case import Case, Decision
 
 
@@ -22,7 +24,8 @@ from analyzer.rules.case import Case, Decision
 class Rule:
     rows: str  # the rows of causes.md it decides ("" for the readability check before the order)
     words: tuple[str, ...]
-    decide: Callable[[Case], Decision | None]
+    decide: Callable[[Case], Decision | None] | None = None
+    refine: Callable[[Case, Decision], Decision | None] | None = None
 
 
 ORDER: tuple[Rule, ...] = (
@@ -41,6 +44,7 @@ ORDER: tuple[Rule, ...] = (
                                                  ((w.CORDONED, s.word) if s.name == "taints" else (s.word,)))),
          decide=funnel.decide),
     Rule(rows="25", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
+    Rule(rows="26-27", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),
     Rule(rows="28-29", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )
 
@@ -50,8 +54,11 @@ DECIDED: frozenset[str] = frozenset(word for rule in ORDER for word in rule.word
 
 
 def walk(case: Case) -> Decision:
-    for rule in ORDER:
-        decision = rule.decide(case)
+    for i, rule in enumerate(ORDER):
+        decision = rule.decide(case) if rule.decide is not None else None
         if decision is not None:
+            for later in ORDER[i + 1:]:
+                if later.refine is not None:
+                    decision = later.refine(case, decision) or decision
             return decision
     raise AssertionError("the last rule always decides")  # rest.decide never passes

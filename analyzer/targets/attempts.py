@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from analyzer.bundle.engines import violations
 from analyzer.bundle.validation import Loaded, Violation, check_pod_object
 from analyzer.errors import UsageError
+from analyzer.model.safe_yaml import NotYaml, UnsafeYaml, load_all
 from analyzer.targets.server_text import text_for_pod
 from analyzer.model.target import ServerText, Target
 
@@ -46,82 +45,13 @@ def _pod_templates(doc: dict) -> list[tuple[str, dict, dict, bool]]:
     return []
 
 
-# Bounds for a manifest: a real pod manifest is a few hundred nodes. YAML aliases let a few bytes
-# stand for billions of nodes ("billion laughs"); Kubernetes' YAML reader refuses excessive aliasing
-# too. The expanded size is counted without expanding (shared nodes are counted once per use).
-MAX_MANIFEST_NODES = 200_000
-MAX_MANIFEST_DEPTH = 100
-
-
-def _check_tree(doc: object, label: str) -> None:
-    sizes: dict[int, int] = {}
-
-    def size(node: object, depth: int) -> int:
-        if depth > MAX_MANIFEST_DEPTH:
-            raise UsageError(f"{label}: not a usable manifest: nested more than {MAX_MANIFEST_DEPTH} levels deep")
-        if isinstance(node, str):
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
-                raise UsageError(f"{label}: not a usable manifest: a string is not valid Unicode (lone surrogate)") from None
-            return 1
-        if node is None or isinstance(node, (bool, int)):
-            return 1
-        if isinstance(node, float):
-            if node != node or node in (float("inf"), float("-inf")):
-                raise UsageError(f"{label}: not a usable manifest: {node!r} is not a JSON number")
-            return 1
-        if not isinstance(node, (dict, list)):
-            raise UsageError(f"{label}: not a usable manifest: a {type(node).__name__} value has no JSON form")
-        if isinstance(node, dict) and not all(isinstance(k, str) for k in node):
-            raise UsageError(f"{label}: not a usable manifest: a mapping key is not a string")
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        children = list(node.items()) if isinstance(node, dict) else node
-        total = 1
-        for child in children:
-            if isinstance(child, tuple):
-                total += size(child[0], depth + 1) + size(child[1], depth + 1)
-            else:
-                total += size(child, depth + 1)
-            if total > MAX_MANIFEST_NODES:
-                raise UsageError(f"{label}: not a usable manifest: expands to more than {MAX_MANIFEST_NODES} "
-                                 f"values (excessive YAML aliasing)")
-        sizes[id(node)] = total
-        return total
-
-    size(doc, 0)
-
-
-class _Loader(yaml.SafeLoader):
-    """safe_load, but as Kubernetes reads YAML (into JSON): a timestamp stays the string it was written as."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """PyYAML's problem with where it is (`line 3, column 9: expected ',' or '}', but got '<scalar>'`)."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None)
-    if mark is not None and problem:
-        context = getattr(exc, "context", None)
-        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" + (f" ({context})" if context else "")
-    return str(exc).splitlines()[0]
-
-
 def parse_manifest_text(text: str, label: str) -> list[dict]:
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{label}: not YAML or JSON: {_yaml_problem(exc)}") from None
-    except RecursionError:
-        raise UsageError(f"{label}: not a usable manifest: nested too deeply") from None
-    _check_tree(docs, label)
+        docs = load_all(text)
+    except NotYaml as exc:
+        raise UsageError(f"{label}: not YAML or JSON: {exc}") from None
+    except UnsafeYaml as exc:
+        raise UsageError(f"{label}: not a usable manifest: {exc}") from None
     return [d for d in docs if isinstance(d, dict)]
 
 

@@ -1,0 +1,261 @@
+"""Rows 26-27 of causes.md (v3; autoscalers.md): a node is coming (`scaling-up`), or the autoscaler says no node
+can help (`scale-up-blocked`). They refine the funnel's answer and never replace an earlier row: this rule runs
+after the funnel decided, reading only the funnel's word.
+
+- Row 26 refines any funnel word (the autoscaler simulated the scheduler on the new node: the pod fits there).
+- Row 27 refines only the capacity words, no-gpu-node and exhausted; any other word is the pod's own to fix, and
+  the refusal goes into its evidence.
+- The newest fact wins: an autoscaler's event older than the pod's latest scheduling failure is history, unless
+  its objects say it is current (a group still InProgress, a NodeClaim still launching, a NodePool still full).
+  Events are compared at whole seconds (the scheduler writes microseconds, cluster-autoscaler seconds); on a tie
+  the autoscaler's event is the later one (it reacts to the scheduler's failure).
+- Objects confirm events: the status ConfigMap's groups, NodePool limits against usage plus the request, NodeClaim
+  conditions, ProvisioningRequest conditions. A NodeClaim that launched but whose GPU never registered is not a
+  node on its way: the pod is no-gpu-node, naming it.
+- An autoscaler present that said nothing about the pod: the funnel's word stands, and the evidence says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from analyzer import words
+from analyzer.model.autoscalers import (
+    CA,
+    KARPENTER,
+    PROVREQ_ANNOTATIONS,
+    Autoscalers,
+    NodePool,
+    Said,
+    seconds_between,
+)
+from analyzer.model.quantity import format_units
+from analyzer.rules.case import Case, Decision
+
+CAPACITY = (words.NO_GPU_NODE, words.EXHAUSTED)
+# processors/status/eventing_scale_up_processor.go: "pod triggered scale-up: %v" of []ScaleUpInfo, each
+# printed as {<group> <current>-><new> (max: <max>)}.
+_SCALE_UP = re.compile(r"\{(\S+) (\d+)->(\d+) \(max: (\d+)\)\}")
+_NOMINATED = re.compile(r"nodeclaim/([^,\s]+)")
+# Karpenter's errors behind "Failed to schedule pod, <err>" (scheduling/scheduler.go, nodeclaim.go, taints.go).
+_KARPENTER_KINDS = (("exceed limits for nodepool", "limits"), ("node limits have been exhausted", "limits"),
+                    ("no instance type", "instance-type"), ("incompatible", "incompatible"),
+                    ("did not tolerate", "incompatible"))
+
+
+@dataclass(kw_only=True)
+class _Finding:
+    kind: str  # coming | blocked | gpu-missing | history
+    reason: str  # for the verdict's reason line
+    evidence: dict = field(default_factory=dict)
+
+
+def _whole(t: str) -> str:
+    return t[:19]  # YYYY-MM-DDTHH:MM:SS of a normalised instant
+
+
+def _shown(t: str) -> str:
+    return t[:19] + "Z" if t.endswith(".000000Z") else t
+
+
+def _ago(t: str, a: Autoscalers) -> str:
+    """When, and how long before the bundle was collected (manifest.json)."""
+    seconds = seconds_between(t, a.collected or "")
+    if seconds is None:
+        return f"at {_shown(t)} (collection time unknown: no manifest.json)" if t else "at an unknown time"
+    parts, rest = [], max(seconds, 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        n, rest = divmod(rest, size)
+        if n or (unit == "s" and not parts):
+            parts.append(f"{n}{unit}")
+    return f"at {_shown(t)}, {''.join(parts[:2])} before collection"
+
+
+def _requests(case: Case) -> dict[str, int]:
+    return {r: v for r, v in case.funnel.facts.requests if v} if case.funnel is not None else {}
+
+
+def _said(s: Said, a: Autoscalers) -> dict:
+    return {"component": s.component, "reason": s.reason, "message": s.message, "time": s.time,
+            "when": _ago(s.time, a), "source": s.source}
+
+
+def _scale_up_failed(groups: list, ev: dict, a: Autoscalers) -> None:
+    """The latest ScaleUpFailed of a group in Backoff ("Failed adding %v nodes to group %v due to %v; source errors:
+    %v", clusterstate/clusterstate.go), written on the status ConfigMap."""
+    for g in groups:
+        said = [s for s in a.group_events if f" to group {g.name} due to " in s.message]
+        if said:
+            ev.setdefault("scale_up_failed", []).append(_said(said[-1], a))
+
+
+def _ca_triggered(s: Said, current: bool, a: Autoscalers) -> _Finding:
+    ups = [(g, int(cur), int(new), int(mx)) for g, cur, new, mx in _SCALE_UP.findall(s.message)]
+    groups = [a.ca.groups.get(g) if a.ca is not None else None for g, *_ in ups]
+    ev = {"node_groups": [{"name": g, "from": cur, "to": new, "max": mx} for g, cur, new, mx in ups]}
+    if a.ca is not None:
+        ev["status"] = [g.as_data() for g in groups if g is not None]
+    named = ", ".join(f"{g} {cur}->{new} (max {mx})" for g, cur, new, mx in ups) or s.message
+    failed = [g for g in groups if g is not None and g.scale_up == "Backoff"]
+    _scale_up_failed(failed, ev, a)
+    if failed:
+        return _Finding(kind="blocked", evidence=ev, reason=f"cluster-autoscaler's scale-up of {failed[0].name} failed: "
+                        f"the group is in Backoff ({failed[0].backoff or 'no error recorded'})")
+    flying = [g for g in groups if g is not None and g.in_flight]
+    unknown = a.ca is None or any(g is None for g in groups)
+    if flying or (current and unknown):
+        return _Finding(kind="coming", evidence=ev, reason=f"cluster-autoscaler is adding a node: group {named}, "
+                        f"asked {_ago(s.time, a)}")
+    why = "the scheduler failed again later" if not current else "the status shows no scale-up in flight"
+    return _Finding(kind="history", evidence=ev, reason=f"cluster-autoscaler's scale-up ({named}) is over: {why}")
+
+
+def _ca_refused(s: Said, current: bool, a: Autoscalers) -> _Finding:
+    text = s.message.removeprefix("pod didn't trigger scale-up: ")
+    # Reasons per node group, counted, in Go-map order: a set.
+    reasons = sorted({re.sub(r"^\d+ ", "", part.strip()) for part in text.split(", ") if part.strip()})
+    ev: dict = {"reasons": reasons}
+    confirm = []
+    if a.ca is not None:
+        confirm = [g for g in a.ca.groups.values() if g.at_max or g.scale_up == "Backoff"]
+        ev["status"] = [g.as_data() for g in confirm]
+    _scale_up_failed([g for g in confirm if g.scale_up == "Backoff"], ev, a)
+    if any(r.startswith("Insufficient ") for r in reasons):
+        ev["template"] = ("a node group's template offers none of it; Cluster API scale-from-zero needs both "
+                          "capacity.cluster-autoscaler.kubernetes.io/gpu-count and gpu-type annotations")
+    if current or confirm:
+        return _Finding(kind="blocked", evidence=ev, reason=f"cluster-autoscaler: {s.message!r}")
+    return _Finding(kind="history", evidence=ev, reason=f"cluster-autoscaler's refusal ({s.message!r}) is older than "
+                                                          "the scheduler's latest failure")
+
+
+def _karpenter_nominated(s: Said, current: bool, a: Autoscalers) -> _Finding:
+    m = _NOMINATED.search(s.message)
+    name = m.group(1) if m else ""
+    claim = a.nodeclaims.get(name) if a.nodeclaims is not None else None
+    ev: dict = {"nodeclaim": name}
+    if claim is not None:
+        ev.update(nodepool=claim.nodepool, instance_type=claim.instance_type, state=claim.state,
+                  created=claim.created, node=claim.node_name, source=claim.source)
+        missing = claim.gpu_missing
+        if missing is not None:
+            return _Finding(kind="gpu-missing", evidence=ev, reason=f"Karpenter's NodeClaim {name} launched node "
+                            f"{claim.node_name or '?'}, but {missing.message or 'a requested resource never registered'}")
+        if claim.launch_failed or claim.arrived:
+            return _Finding(kind="history", evidence=ev, reason=f"Karpenter's NodeClaim {name} is no longer on its "
+                            f"way: {claim.state}")
+        return _Finding(kind="coming", evidence=ev, reason=f"Karpenter is launching NodeClaim {name} (NodePool "
+                        f"{claim.nodepool}, {claim.instance_type or 'instance type not chosen'}, {claim.state}), "
+                        f"asked {_ago(claim.created or s.time, a)}")
+    if a.nodeclaims is not None:
+        return _Finding(kind="history", evidence=ev, reason=f"Karpenter nominated NodeClaim {name}, which no longer "
+                                                            "exists")
+    if current:
+        return _Finding(kind="coming", evidence=ev, reason=f"Karpenter nominated NodeClaim {name}, asked "
+                                                           f"{_ago(s.time, a)} (nodeclaims not in the bundle)")
+    return _Finding(kind="history", evidence=ev, reason=f"Karpenter's nomination of {name} is older than the "
+                                                        "scheduler's latest failure")
+
+
+def _pool_line(pool: NodePool, over: list[str], requests: dict[str, int]) -> str:
+    return "; ".join(f"NodePool {pool.name} {r}: limit {format_units(r, pool.limits[r])}, in use "
+                     f"{format_units(r, pool.usage.get(r, 0))}, this pod asks {format_units(r, requests.get(r, 1))}"
+                     for r in over)
+
+
+def _karpenter_refused(s: Said, current: bool, a: Autoscalers, requests: dict[str, int]) -> _Finding:
+    err = s.message.removeprefix("Failed to schedule pod, ")
+    kind = next((k for needle, k in _KARPENTER_KINDS if needle in err), "other")
+    ev: dict = {"error": err, "kind": kind}
+    full = []
+    if kind == "limits" and a.nodepools is not None:
+        full = [(p, p.over(requests)) for p in a.nodepools.values() if p.over(requests)]
+        ev["nodepools"] = [{"name": p.name, "limits": p.limits, "usage": {r: p.usage.get(r, 0) for r in p.limits},
+                            "over": over, "source": p.source} for p, over in full]
+        if not full:
+            return _Finding(kind="history", evidence=ev, reason=f"Karpenter said {err!r}, but every NodePool now has "
+                                                                "room for the pod")
+    if current or full:
+        limit = "; " + "; ".join(_pool_line(p, over, requests) for p, over in full) if full else ""
+        return _Finding(kind="blocked", evidence=ev, reason=f"Karpenter: {s.message!r}{limit}")
+    return _Finding(kind="history", evidence=ev, reason=f"Karpenter's refusal ({err!r}) is older than the scheduler's "
+                                                        "latest failure")
+
+
+def _provisioning_request(case: Case, a: Autoscalers) -> _Finding | None:
+    name = next((case.target.annotations[k] for k in PROVREQ_ANNOTATIONS if k in case.target.annotations), None)
+    if name is None or a.provreqs is None:
+        return None
+    req = a.provreqs.get((case.target.namespace, name))
+    ev = {"provisioning_request": f"{case.target.namespace}/{name}"}
+    if req is None:
+        return _Finding(kind="history", evidence=ev, reason=f"the pod consumes ProvisioningRequest {name}, which is "
+                                                            "not in the bundle")
+    ev["conditions"] = {k: f"{c.status} {c.reason}".strip() for k, c in req.conditions.items()}
+    ev["source"] = req.source
+    cond = req.conditions
+    if (c := cond.get("Failed")) is not None and c.status == "True":
+        return _Finding(kind="blocked", evidence=ev, reason=f"ProvisioningRequest {name} Failed: {c.reason}: {c.message}")
+    if (c := cond.get("Provisioned")) is not None and c.status == "True":
+        return _Finding(kind="history", evidence=ev, reason=f"ProvisioningRequest {name} is Provisioned")
+    if (c := cond.get("Accepted")) is not None and c.status == "True":
+        return _Finding(kind="coming", evidence=ev, reason=f"ProvisioningRequest {name} ({req.class_name}) is Accepted "
+                                                           f"and not yet Provisioned, accepted {_ago(c.since, a)}")
+    return None
+
+
+def _finding(case: Case, a: Autoscalers) -> _Finding | None:
+    """What the autoscalers say about this pod now: its ProvisioningRequest (an object decides), else the newest
+    of their events on it, judged against the pod's latest scheduling failure and confirmed by the objects."""
+    found = _provisioning_request(case, a)
+    if found is not None and found.kind != "history":
+        return found
+    key = (case.target.namespace, case.target.name)
+    said = a.said.get(key)
+    if not said:
+        return found
+    last = said[-1]
+    failed = a.scheduler_failed.get(key, "")
+    current = not failed or _whole(last.time) >= _whole(failed)
+    if last.component == CA and last.reason == "TriggeredScaleUp":
+        found = _ca_triggered(last, current, a)
+    elif last.component == CA and last.reason == "NotTriggerScaleUp":
+        found = _ca_refused(last, current, a)
+    elif last.component == KARPENTER and last.reason == "Nominated":
+        found = _karpenter_nominated(last, current, a)
+    elif last.component == KARPENTER and last.reason == "FailedScheduling":
+        found = _karpenter_refused(last, current, a, _requests(case))
+    else:
+        return found
+    found.evidence = {"said": _said(last, a), **found.evidence}
+    if failed:
+        found.evidence["scheduler_failed_at"] = failed
+    return found
+
+
+def refine(case: Case, decision: Decision) -> Decision | None:
+    """Rows 26-27 over the funnel's decision; None leaves it as it is."""
+    a = case.cluster.autoscalers
+    funnel = case.funnel
+    if a is None or not a.present or funnel is None or funnel.word is None or decision.word != funnel.word:
+        return None
+    ev = case.evidence
+    base = funnel.word
+    found = _finding(case, a) if case.target.kind == "Pod" else None
+    if found is None:
+        ev["autoscaler"] = {"present": list(a.present), "said": "nothing about this pod: the funnel's word stands"}
+        return None
+    ev["autoscaler"] = {"present": list(a.present), "finding": found.kind, **found.evidence}
+    if found.kind == "coming":
+        word = words.SCALING_UP
+    elif found.kind == "blocked" and base in CAPACITY:
+        word = words.SCALE_UP_BLOCKED
+    elif found.kind == "gpu-missing" and base in CAPACITY:
+        word = words.NO_GPU_NODE
+    else:
+        ev["autoscaler"]["note"] = (f"{found.reason}; the funnel's word stands" if found.kind != "blocked" else
+                                    f"{found.reason}; but {base} is the pod's own to fix, so its word stands")
+        return None
+    ev["without_new_node"] = base
+    return Decision(word=word, reason=f"{found.reason}; without a new node: {base}", underlying=base)
