@@ -19,6 +19,7 @@ from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.build import PodsIndex, build_cluster
 from analyzer.model.events import EVENT_REASONS
+from analyzer.model.node_start import is_node_event_reason
 from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
 from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
@@ -113,7 +114,8 @@ _EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS)
 
 
 def _wanted_event(event: dict) -> bool:
-    return event.get("reason") in _EVENT_REASONS
+    reason = event.get("reason")
+    return reason in _EVENT_REASONS or is_node_event_reason(reason)
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,

@@ -19,7 +19,7 @@ from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable,
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 _ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,
-          "not-advertised": 3, "no-devices": 3, "device-selectors": 4, "device-constraints": 4, "selector": 5,
+          "not-advertised": 3, "other-name": 3, "no-devices": 3, "device-selectors": 4, "device-constraints": 4, "selector": 5,
           "node-name": 5, "claim-pinned": 5}
 
 
@@ -64,7 +64,9 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
     explained: set[str] = set()
     advertised = check_advertised(pod, node, cluster)
     if advertised is not None:
-        found.append(Reason(check=advertised.check, text=f"only {advertised.text} (restore the device plugin or driver)"))
+        advice = ("ask for the name it advertises, or change the device plugin's sharing or MIG configuration"
+                  if advertised.check == "other-name" else "restore the device plugin or driver")
+        found.append(Reason(check=advertised.check, text=f"only {advertised.text} ({advice})"))
         explained.update(pod.extended)
     for check in (check_device_selectors, check_policy):
         reason = check(pod, node, cluster)

@@ -21,6 +21,7 @@ from analyzer.model.accelerators import AcceleratorConfig, is_extended
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.node_index import NodeIndex
+from analyzer.model.node_start import is_bound_target, read_node_start
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
@@ -126,6 +127,8 @@ class PodsIndex:
         self.asked: Target | None = None
         self._by_resources: dict[bytes, dict[str, int]] = {}
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
+        # controller -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
+        self.newest: dict[str, tuple[str, str, str, str]] = {}
 
     def _requests(self, spec: dict) -> dict[str, int]:
         """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
@@ -162,7 +165,14 @@ class PodsIndex:
         phase = status.get("phase")
         node = spec.get("nodeName") or ""
         counts = node and phase not in TERMINATED
-        is_target = phase == "Pending" or not node
+        is_target = phase == "Pending" or not node or is_bound_target(node, status)
+        controller = _controller(meta) if meta.get("ownerReferences") else None
+        created = str(meta.get("creationTimestamp") or "")
+        if controller is not None:
+            mine = (created, name, str(phase or ""), node)
+            seen = self.newest.get(controller)
+            if seen is None or mine > seen:
+                self.newest[controller] = mine
         requests = None
         try:
             # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
@@ -185,7 +195,7 @@ class PodsIndex:
             self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status, controller=_controller(meta))
+                            phase=phase, node_name=node, status=status, controller=controller, created_at=created)
             if is_target:
                 self.targets.append(target)
             else:
@@ -214,7 +224,7 @@ class PodsIndex:
             holders[node] = rows
         specs = [(t.spec, t.status) for t in self.targets]
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states))
+                                       self.states, self.newest))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
@@ -225,7 +235,7 @@ class PodsIndex:
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        keys, uids, usage, holders, requests, specs, states = msgspec.msgpack.decode(bulk)
+        keys, uids, usage, holders, requests, specs, states, newest = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -249,6 +259,10 @@ class PodsIndex:
         self.findings.items.extend(found)
         if self.states is not None:
             self.states.update((key, (node, phase)) for key, (node, phase) in states.items())
+        for controller, theirs in newest.items():
+            theirs = tuple(theirs)
+            if controller not in self.newest or theirs > self.newest[controller]:
+                self.newest[controller] = theirs
         return True
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
@@ -345,7 +359,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
-                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked)
+                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked,
+                   node_start=read_node_start(loaded), newest_pod=pods.newest)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

@@ -28,6 +28,11 @@ def _policy_word(removed: list[Reason]) -> str:
     return words.CORDONED if all(r.check == "cordon" for r in removed) else words.UNTOLERATED_TAINT
 
 
+def _advertised_word(removed: list[Reason]) -> str:
+    """Row 16 before 17: some candidate offers the vendor's devices under another name (checks.check_advertised)."""
+    return words.RESOURCE_NAME_MISMATCH if any(r.check == "other-name" for r in removed) else words.NO_GPU_NODE
+
+
 @dataclass(frozen=True, kw_only=True)
 class Stage:
     name: str
@@ -39,7 +44,7 @@ class Stage:
 # causes.md v2: what the pod selects (8), what the node has (9, 10), policy (11, 12), health (13), load (14).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
-    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised),
+    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word),
     Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors),
     Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),
     Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
