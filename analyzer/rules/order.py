@@ -31,9 +31,8 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="2", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
     Rule(rows="3", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
     Rule(rows="6", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
-    # a kubelet rejection OutOf<resource> found the node full: exhausted, the funnel's row 25 word
-    Rule(rows="7-10", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE, w.EXHAUSTED),
-         decide=node_start.decide),
+    # (also exhausted, row 25, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
+    Rule(rows="7-10", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
     Rule(rows="11-12", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="15-25", words=(funnel.STAGES[0].word, w.RESOURCE_NAME_MISMATCH) + tuple(s.word for s in funnel.STAGES[1:3]) +
          (w.CORDONED,) + tuple(s.word for s in funnel.STAGES[3:]), decide=funnel.decide),
