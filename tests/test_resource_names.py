@@ -125,3 +125,52 @@ def test_no_gpu_node_evidence_names_the_gfd_labels(tmp_path):
     assert v.word == w.NO_GPU_NODE
     assert "other_names" not in v.evidence
     assert v.evidence["gpu_labels"][0]["labels"]["nvidia.com/gpu.sharing-strategy"] == "time-slicing"
+
+
+# -- `nodes` and the report: shared and MIG resources beside full GPUs, bound pods that did not start ----------
+
+def nodes_json(root: Path) -> dict:
+    import io
+
+    from analyzer.occupancy.command import run
+    out, err = io.StringIO(), io.StringIO()
+    assert run(root, output="json", out=out, err=err) == 0, err.getvalue()
+    return json.loads(out.getvalue())
+
+
+def test_nodes_shows_gpu_shared_as_one_row_with_its_replicas():
+    doc = nodes_json(RECORDINGS / "timeslicing-renamed-v1.36")
+    rows = {(r["node"], r["resource"]): r for r in doc["rows"]}
+    assert set(rows) == {("ts1", "nvidia.com/gpu.shared"), ("ts2", "nvidia.com/gpu.shared")}
+    assert rows[("ts1", "nvidia.com/gpu.shared")]["sharing"] == "time-slicing, 10 replicas per GPU"
+    assert rows[("ts1", "nvidia.com/gpu.shared")]["used"] == 1  # notebook-a
+
+
+def test_nodes_shows_each_mig_profile_beside_full_gpus_and_names_a_reconfiguration(tmp_path):
+    def change(name: str, node: dict) -> None:
+        if name == "ts1":
+            resources(node, {"nvidia.com/gpu": "4", "nvidia.com/mig-1g.10gb": "14", "nvidia.com/mig-3g.40gb": "4"})
+            node["metadata"]["labels"].update({"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config.state": "rebooting"})
+    doc = nodes_json(bundle(tmp_path, nodes=change))
+    ts1 = {r["resource"]: r for r in doc["rows"] if r["node"] == "ts1"}
+    # notebook-a still holds one nvidia.com/gpu.shared there: that row stays, overcommitted
+    assert set(ts1) == {"nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "nvidia.com/mig-3g.40gb", "nvidia.com/gpu.shared"}
+    assert "overcommitted" in ts1["nvidia.com/gpu.shared"]["states"]
+    assert ts1["nvidia.com/mig-1g.10gb"]["sharing"] == "MIG profile 1g.10gb (mixed strategy)"
+    assert all(r["mig_config_state"] == "rebooting" for r in ts1.values())
+    import io
+
+    from analyzer.occupancy.command import run
+    table = io.StringIO()
+    run(bundle(tmp_path / "again", nodes=change), out=table, err=io.StringIO())
+    ts1_lines = [line for line in table.getvalue().splitlines() if line.startswith("ts1 ")]
+    assert len(ts1_lines) == 4 and all("MIG config rebooting: wait for the MIG manager" in line for line in ts1_lines)
+
+
+def test_nodes_and_report_list_bound_pods_that_did_not_start_under_their_node():
+    doc = nodes_json(RECORDINGS / "multi-attach-v1.36")
+    assert doc["not_started"] == {"g1": [{"pod": "lab/trainer-6bd8c5b5-4h9dk", "word": "volume-mount"}]}
+    from conftest import run_cli
+    page = run_cli("report", RECORDINGS / "unexpected-admission-error-v1.36", "-o", "markdown", "--output", "-", check=True).stdout
+    assert "not started: lab/infer-ddc5f997d-9pshn: node-runtime" in page
+    assert "replaced by lab/infer-ddc5f997d-xsf49 (Pending)" in page

@@ -23,6 +23,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.gpu_labels import mig_unsettled, sharing_of
 from analyzer.occupancy.order import sort_rows
 from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
                                         TAINTED, USAGE_UNKNOWN, Holder, NodeFacts, Occupancy, PodUse, PoolTotal,
@@ -140,7 +141,8 @@ def compute(nodes: Iterable[NodeFacts], pods: Iterable[PodUse], config: Accelera
             rows.append(ResourceRow(node=node.name, pool=pool, resource=resource, capacity=capacity,
                                     allocatable=allocatable, used=used, free=free, holders=tuple(held),
                                     states=tuple(states), taints=blocking,
-                                    wanting=wanting.get((node.name, resource), ())))
+                                    wanting=wanting.get((node.name, resource), ()),
+                                    sharing=sharing_of(resource, node.labels).detail, mig_state=mig_unsettled(node.labels)))
     placed: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         placed[row.resource].update(row.wanting)

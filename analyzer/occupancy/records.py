@@ -93,6 +93,8 @@ class ResourceRow:
     states: tuple[str, ...]  # from STATES, most severe first; never empty
     taints: tuple[str, ...]  # blocking taints (NoSchedule/NoExecute) as key=value:effect, cordon's included
     wanting: tuple[str, ...]  # pending pods (ns/name) asking for this resource whose nodeSelector matches the node
+    sharing: str = ""  # how the resource cuts the GPUs: "time-slicing, 10 replicas per GPU", "MIG profile 1g.10gb (mixed strategy)"
+    mig_state: str | None = None  # nvidia.com/mig.config.state when not `success`: the MIG manager is changing the layout
 
     @property
     def overcommitted(self) -> bool:
@@ -124,6 +126,8 @@ class Occupancy:
     problems: tuple[str, ...] = ()  # unreadable items (file, JSON path, why): the picture is partial
     # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # node -> bound pods that have not started there, each with its cause word (rows 7-10): (ns/name, word)
+    not_started: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -138,4 +142,4 @@ class Occupancy:
         return Occupancy(rows=tuple(r for r in self.rows if keep(r.resource)),
                          pools=tuple(p for p in self.pools if keep(p.resource)),
                          pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems,
-                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)})
+                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)}, not_started=self.not_started)

@@ -209,13 +209,15 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
     for bar in node.resources:
-        states = ", ".join(_m(s) for s in (*node.states, *bar.states)) or "schedulable"
+        states = ", ".join(_m(s) for s in (*node.states, *bar.states,
+                                           *(f"not started: {p}" for p in node.not_started))) or "schedulable"
         if bar.capacity is None and bar.allocatable is None:
             alloc, free = "—", "—"
         else:
             alloc = str(bar.allocatable or 0) + (f" of {bar.capacity}" if bar.capacity is not None and bar.capacity != (bar.allocatable or 0) else "")
             free = f"**{bar.free}**"
-        w(f"| {_m(node.name)} | {states} | {_m(bar.resource)} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
+        resource = _m(bar.resource) + (f" ({_m(bar.sharing)})" if bar.sharing else "")
+        w(f"| {_m(node.name)} | {states} | {resource} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
           f"{_holders(bar)} | {bar.wanting or ''} |\n")
 
 

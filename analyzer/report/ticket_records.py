@@ -88,6 +88,7 @@ class ResourceBar:
     holders_more: int = 0
     states: tuple[str, ...] = ()  # in words: "no plugin", "allocatable 0 of capacity 4", "overcommitted", …
     wanting: int = 0  # pending pods asking for this resource whose nodeSelector matches the node
+    sharing: str = ""  # "time-slicing, 10 replicas per GPU", "MIG profile 1g.10gb (mixed strategy)"; "" for whole GPUs
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,6 +97,7 @@ class NodeRow:
     pool: str
     states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
     resources: tuple[ResourceBar, ...]
+    not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (rows 7-10)
 
     @property
     def broken(self) -> bool:

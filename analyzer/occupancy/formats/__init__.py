@@ -28,6 +28,10 @@ def state_text(row: ResourceRow) -> str:
             parts.append("no plugin (resource absent)" if row.capacity is None else "no plugin (capacity 0)")
         else:
             parts.append(s)
+    if row.mig_state:
+        parts.insert(0, f"MIG config {row.mig_state}: wait for the MIG manager")
+    if row.sharing:
+        parts.append(row.sharing)
     return ", ".join(parts)
 
 
