@@ -29,7 +29,8 @@ GENERATOR = REPO / "scripts" / "generate_bundle.py"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except the DRA ones (it models device-plugin clusters).
 LIST_FILES = tuple(k.name for k in CATALOG if k.group != DRA_GROUP)
-POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "selector-mismatch", "cordoned", "untolerated-taint",
+POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "selector-mismatch", "resource-name-mismatch",
+             "cordoned", "untolerated-taint",
              "no-gpu-node", "allocatable-zero", "exhausted", "unclassified", "fits-now")
 GPU = "nvidia.com/gpu"
 

@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from analyzer import words as w
 from conftest import analyse_dir
 from helpers import RECORDINGS
+
+from analyzer import words as w
 
 TRAINER = "lab/trainer-6bd8c5b5-4h9dk"
 REJECTED = "lab/infer-ddc5f997d-9pshn"
@@ -108,8 +108,8 @@ IMAGE_CASES = {
     "InvalidImageName": ({"waiting": {"reason": "InvalidImageName", "message":
                                       'Failed to apply default image tag "nvcr.io/nvidia/pytorch:24.05 -py3": couldn\'t parse '
                                       'image name "nvcr.io/nvidia/pytorch:24.05 -py3": invalid reference format'}},
-                         [("InspectFailed", 'Failed to apply default image tag "nvcr.io/nvidia/pytorch:24.05 -py3": couldn\'t '
-                           'parse image name "nvcr.io/nvidia/pytorch:24.05 -py3": invalid reference format',
+                         [("InspectFailed", ('Failed to apply default image tag "nvcr.io/nvidia/pytorch:24.05 -py3": couldn\'t '
+                                             'parse image name "nvcr.io/nvidia/pytorch:24.05 -py3": invalid reference format'),
                            "2026-12-01T23:21:00Z", 9),
                           ("Failed", "Error: InvalidImageName", "2026-12-01T23:21:00Z", 9)]),
 }
@@ -231,8 +231,8 @@ def test_crash_loop_after_start_error_is_node_runtime_even_though_the_phase_says
                          "pod=trainer-6bd8c5b5-4h9dk_lab(b4a9d99c-d758-4472-83b0-87ca7e130352)"}}
     v = one(trainer_bundle(tmp_path, state=state, last=last, phase="Running",
                            events=[("Failed", "Error: " + NVIDIA_CLI, "2026-12-01T23:21:40Z", 3),
-                                   ("BackOff", "Back-off restarting failed container train in pod trainer-6bd8c5b5-4h9dk_lab"
-                                    "(b4a9d99c-d758-4472-83b0-87ca7e130352)", "2026-12-01T23:22:30Z", 5)]))
+                                   ("BackOff", ("Back-off restarting failed container train in pod trainer-6bd8c5b5-4h9dk_lab"
+                                                "(b4a9d99c-d758-4472-83b0-87ca7e130352)"), "2026-12-01T23:22:30Z", 5)]))
     assert v.word == w.NODE_RUNTIME
     assert "CrashLoopBackOff" in v.reason and "StartError" in v.reason and "driver not loaded" in v.reason
 

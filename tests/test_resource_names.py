@@ -9,9 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
-from analyzer import words as w
 from conftest import analyse_dir
 from helpers import RECORDINGS
+
+from analyzer import words as w
 
 TRAIN = "lab/train"
 
