@@ -4,25 +4,17 @@ state the node can leave them in, and the analyzer answering exactly the truth."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
-
-REPO = Path(__file__).resolve().parents[1]
-GENERATOR = REPO / "scripts" / "generate_bundle.py"
+from helpers import generate, run_cli
 
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("gen-nodeside")
-    cmd = [sys.executable, str(GENERATOR), "--nodes", "40", "--pods", "600", "--seed", "3", "--out", str(root / "b"),
-           "--truth", str(root / "truth.tsv"), "--dra", "--node-side"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return root / "b", root / "truth.tsv"
+    truth = root / "truth.tsv"
+    return generate(root, nodes=40, pods=600, seed=3, extra=("--truth", str(truth), "--dra", "--node-side")), truth
 
 
 def test_node_side_targets_cover_rows_7_to_10_and_16_and_the_analyzer_answers_exactly_the_truth(bundle):

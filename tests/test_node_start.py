@@ -27,11 +27,11 @@ IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"
 # containerd's error for a tag that does not exist, as the kubelet's image manager wraps it (images/image_manager.go)
 PULL_ERROR = (f'rpc error: code = NotFound desc = failed to pull and unpack image "{IMAGE}": failed to resolve reference '
               f'"{IMAGE}": {IMAGE}: not found')
-# runc's prestart hook failing in nvidia-container-cli (NVIDIA/gpu-operator#233 and #480)
+# runc's prestart hook failing in nvidia-container-cli on a node without its driver libraries (NVIDIA/gpu-operator#480)
 NVIDIA_CLI = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: "
-              "unable to start container process: error during container init: error running prestart hook #0: exit status 1, "
-              "stdout: , stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: initialization error: nvml error: "
-              "driver not loaded: unknown")
+              "unable to start container process: error during container init: error running hook #0: error running hook: "
+              "exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library failed: "
+              "libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown")
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -234,7 +234,7 @@ def test_crash_loop_after_start_error_is_node_runtime_even_though_the_phase_says
                                    ("BackOff", ("Back-off restarting failed container train in pod trainer-6bd8c5b5-4h9dk_lab"
                                                 "(b4a9d99c-d758-4472-83b0-87ca7e130352)"), "2026-12-01T23:22:30Z", 5)]))
     assert v.word == w.NODE_RUNTIME
-    assert "CrashLoopBackOff" in v.reason and "StartError" in v.reason and "driver not loaded" in v.reason
+    assert "CrashLoopBackOff" in v.reason and "StartError" in v.reason and "libnvidia-ml.so.1" in v.reason
 
 
 def test_run_container_error_from_nvidia_container_cli(tmp_path):
