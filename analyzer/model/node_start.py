@@ -26,7 +26,6 @@ ADMISSION_REASONS: frozenset[str] = frozenset({
     "SysctlForbidden", "NodeShutdown",
 })
 OUT_OF = "OutOf"  # predicate.go InsufficientResourcePrefix: OutOfcpu, OutOfnvidia.com/gpu, ...
-REJECTED_PREFIX = "Pod was rejected: "  # kubelet.rejectPod
 
 # Container waiting reasons (images/types.go, kuberuntime).
 IMAGE_REASONS: tuple[str, ...] = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
@@ -36,7 +35,6 @@ RUNTIME_WAITING: tuple[str, ...] = ("CreateContainerError", "RunContainerError",
 CONFIG_WAITING = "CreateContainerConfigError"  # a missing ConfigMap/Secret key: node-side, named
 CRASH_LOOP = "CrashLoopBackOff"
 START_ERROR = ("StartError", "ContainerCannotRun")  # terminated without ever starting (exit 128)
-CREATING = ("ContainerCreating", "PodInitializing")
 
 # Pod events the node writes (kubelet, attach/detach controller), read for rows 7-10.
 IMAGE_EVENTS: tuple[str, ...] = ("Failed", "BackOff", "InspectFailed", "ErrImageNeverPull")
