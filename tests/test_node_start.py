@@ -321,3 +321,20 @@ def test_node_events_are_kept_by_the_streaming_reader():
                    "OutOfnvidia.com/gpu", "Failed", "BackOff", "InspectFailed", "FailedPrepareDynamicResources"):
         assert _wanted_event({"reason": reason}), reason
     assert not _wanted_event({"reason": "Pulled"})
+
+
+def test_only_pods_that_never_ran_are_kubelet_rejections():
+    # A pod that ran and was evicted or failed is not "a pod that will not start": it stays out of the targets.
+    from analyzer.model.node_start import kubelet_rejected, never_started
+    rejected = {"phase": "Failed", "reason": "UnexpectedAdmissionError", "message": "Pod was rejected: …"}
+    assert kubelet_rejected(rejected)
+    ran = {**rejected, "containerStatuses": [{"name": "c", "state": {"terminated": {"reason": "Error", "exitCode": 1}}}]}
+    assert not kubelet_rejected(ran)
+    assert not kubelet_rejected({"phase": "Failed", "reason": "Evicted"})
+    assert not kubelet_rejected({"phase": "Failed", "reason": ["OutOfcpu"]})  # hostile: never raises
+    crash_after_run = {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                                                                  "lastState": {"terminated": {"reason": "Error", "exitCode": 1}}}]}
+    assert not never_started(crash_after_run)
+    start_error = {"phase": "Running", "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                                                              "lastState": {"terminated": {"reason": "StartError", "exitCode": 128}}}]}
+    assert never_started(start_error)
