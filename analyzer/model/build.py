@@ -105,6 +105,16 @@ def _controller(meta: dict) -> str | None:
     return None
 
 
+def _controller_uid(meta: dict) -> str | None:
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid") or ref.get("name"))
+    return None
+
+
+_MAYBE_BOUND_TARGET = ("Running", "Failed")  # node_start.is_bound_target: never started, or rejected by the kubelet
+
+
 class PodsIndex:
     """One pass over pods.json, one item at a time: usage per node (non-terminated pods bound there),
     the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
@@ -127,7 +137,7 @@ class PodsIndex:
         self.asked: Target | None = None
         self._by_resources: dict[bytes, dict[str, int]] = {}
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
-        # controller -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
+        # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
         self.newest: dict[str, tuple[str, str, str, str]] = {}
 
     def _requests(self, spec: dict) -> dict[str, int]:
@@ -165,14 +175,23 @@ class PodsIndex:
         phase = status.get("phase")
         node = spec.get("nodeName") or ""
         counts = node and phase not in TERMINATED
-        is_target = phase == "Pending" or not node or is_bound_target(node, status)
-        controller = _controller(meta) if meta.get("ownerReferences") else None
-        created = str(meta.get("creationTimestamp") or "")
-        if controller is not None:
-            mine = (created, name, str(phase or ""), node)
-            seen = self.newest.get(controller)
-            if seen is None or mine > seen:
-                self.newest[controller] = mine
+        is_target = phase == "Pending" or not node
+        if not is_target and phase in _MAYBE_BOUND_TARGET:
+            first = status.get("containerStatuses")
+            # Asked of every running pod: the first container having started settles it without a call.
+            if not (phase == "Running" and isinstance(first, list) and first and isinstance(first[0], dict)
+                    and first[0].get("started") is True):
+                is_target = is_bound_target(node, status)
+        created = meta.get("creationTimestamp") or ""
+        refs = meta.get("ownerReferences")
+        if refs:  # asked of every pod: the owner's uid as the key, the tuple made only for a newer pod
+            for ref in refs:
+                if isinstance(ref, dict) and ref.get("controller"):
+                    owner = str(ref.get("uid") or ref.get("name"))
+                    seen = self.newest.get(owner)
+                    if seen is None or created >= seen[0]:  # equal times: the later in the file
+                        self.newest[owner] = (str(created), name, str(phase or ""), node)
+                    break
         requests = None
         try:
             # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
@@ -195,7 +214,8 @@ class PodsIndex:
             self.pods_on[node].append(Holder(namespace=ns, name=name, phase=phase, requests=requests))
         if is_target or (ns, name) == self.keep:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status, controller=controller, created_at=created)
+                            phase=phase, node_name=node, status=status, controller=_controller(meta),
+                            controller_uid=_controller_uid(meta), created_at=str(created))
             if is_target:
                 self.targets.append(target)
             else:

@@ -95,14 +95,22 @@ def never_started(status: dict) -> bool:
     """Phase Running only because every container is restarting after failing to start (kubelet getPhase counts a
     waiting container with a last termination as stopped; restartPolicy Always then says Running): no container
     has ever started, so the pod is one that will not start."""
+    if status.get("phase") != "Running":
+        return False
+    first = status.get("containerStatuses")
+    first = first[0] if isinstance(first, list) and first else None
+    state = first.get("state") if isinstance(first, dict) else None
+    if isinstance(first, dict) and (first.get("started") is True or (isinstance(state, dict) and state.get("running"))):
+        return False  # the common case, asked of every running pod: a container runs
     statuses = container_statuses(status)
-    return (status.get("phase") == "Running" and bool(statuses) and not ever_ran(status)
-            and any(_terminated(cs) for cs in statuses))
+    return bool(statuses) and not ever_ran(status) and any(_terminated(cs) for cs in statuses)
 
 
 def is_bound_target(node: str, status: dict) -> bool:
     """Beyond Pending and unbound pods: a bound pod the kubelet rejected, or one whose containers never started."""
-    return bool(node) and (kubelet_rejected(status) or never_started(status))
+    if not node:
+        return False
+    return never_started(status) if status.get("phase") == "Running" else kubelet_rejected(status)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

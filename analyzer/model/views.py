@@ -81,7 +81,7 @@ class Cluster:
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
     node_start: "NodeStart | None" = None  # the kubelet's and attach/detach controller's pod events, node readiness
-    newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller -> (created, name, phase, node)
+    newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
 
     @property
     def new_taint_wording(self) -> bool:

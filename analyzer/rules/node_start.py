@@ -84,9 +84,9 @@ def _rejected(case: Case, events: list[PodEvent]) -> Decision:
 
 def _replacement(t: Target, newest: dict[str, tuple[str, str, str, str]]) -> dict | None:
     """The controller's newest pod, when it is another one created no earlier (node-start.md: same owner, later)."""
-    if not t.controller:
+    if not t.controller_uid:
         return None
-    found = newest.get(t.controller)
+    found = newest.get(t.controller_uid)
     if found is None:
         return None
     created, name, phase, node = found

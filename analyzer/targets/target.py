@@ -34,6 +34,7 @@ class Target:
     owner: dict | None = None  # desired/existing replicas, events, for controller refusals
     invalid: list[Violation] = field(default_factory=list)
     controller: str | None = None  # a pod's controlling owner as "Kind namespace/name" (ownerReferences)
+    controller_uid: str | None = None  # the controlling owner's uid (its name when the uid is missing)
     created_at: str = ""  # metadata.creationTimestamp as written (a rejected pod's replacement is created later)
 
     @property
