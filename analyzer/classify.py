@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 from analyzer import words
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import fit_evidence
+from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
@@ -42,6 +43,7 @@ class _ShapeEvidence:
     devices: list[dict] | None = None  # per node, the device steps of the pod's claims
     nearest: dict | None = None  # the nodes one change away (evidence/nearest.py)
     filters: dict | None = None  # volumes, inter-pod terms, spread counts (evidence/filters.py)
+    gpu_names: dict | None = None  # rows 16-17: other names of the vendor's devices, GPU feature discovery labels
 
 
 MAX_DEVICE_NODES = 20
@@ -108,6 +110,10 @@ class Classifier:
             if shape.filters is None:
                 shape.filters = filter_evidence(self.cluster, funnel)
             case.evidence.update(shape.filters)
+        if shape is not None and decision.word in (words.RESOURCE_NAME_MISMATCH, words.NO_GPU_NODE):
+            if shape.gpu_names is None:
+                shape.gpu_names = gpu_names(funnel, self.cluster)  # type: ignore[arg-type]
+            case.evidence.update(shape.gpu_names)
         if shape is not None and case.claims is not None:
             if shape.devices is None:
                 shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]

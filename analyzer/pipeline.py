@@ -21,6 +21,7 @@ from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
 from analyzer.model.build import PodsIndex, build_cluster
 from analyzer.model.events import EVENT_REASONS
+from analyzer.model.node_start import is_node_event_reason
 from analyzer.model.views import Cluster, Findings
 from analyzer.targets.attempts import manifest_attempts, stored_attempts
 from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
@@ -128,7 +129,8 @@ _EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVEN
 
 
 def _wanted_event(event: dict) -> bool:
-    return event.get("reason") in _EVENT_REASONS
+    reason = event.get("reason")
+    return reason in _EVENT_REASONS or is_node_event_reason(reason)
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,

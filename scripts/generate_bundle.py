@@ -2,7 +2,7 @@
 """Write a synthetic, internally consistent gpu-triage bundle of N nodes and M pods.
 
     python scripts/generate_bundle.py --nodes 500 --pods 15000 --seed 1 --out /tmp/gen-med \\
-        [--truth /tmp/gen-med.truth.tsv] [--pending-percent 3] [--force]
+        [--truth /tmp/gen-med.truth.tsv] [--pending-percent 3] [--force] [--dra] [--node-side]
 
 The bundle is what `scripts/collect.py` would write for a GKE-like cluster
 (v1.36): every `<resource>.json` in kubectl's List shape and indentation (4
@@ -73,9 +73,9 @@ CLIENT_VERSION = "v1.32.4"
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
 
 # The words of causes.md that apply to existing pods, in its order.
-POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "volume-unbound", "selector-mismatch", "cordoned",
-             "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity", "exhausted", "unclassified",
-             "fits-now")
+POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "volume-unbound", "selector-mismatch",
+             "resource-name-mismatch", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
+             "exhausted", "unclassified", "fits-now")
 
 NAMESPACED = {k.name: k.namespaced for k in CATALOG}  # the one kinds catalog
 
@@ -1096,13 +1096,14 @@ class Generator:
         no-gpu-request     accelerator nodeSelector (no toleration, no GPU limit): unscheduled; and a bare pod
                            with runtimeClassName nvidia-cdi bound to an L4 node, still ContainerCreating
         scheduling-gated   bare Kueue pods with the kueue.x-k8s.io/admission gate (8 GPUs, tolerating)
-        node-side          bound and Pending: ImagePullBackOff on H100 (1 GPU), Init:0/1 Job pods, a missing
-                           secret volume (ContainerCreating)
+        image-pull         bound and Pending: ImagePullBackOff on H100 (1 GPU)
+        node-side          bound and Pending: Init:0/1 Job pods, a missing secret volume (ContainerCreating)
         selector-mismatch  nodeSelector gke-accelerator=nvidia-h200-141gb; required affinity gpu.product In [A10G]
         cordoned           kubernetes.io/hostname pin to a cordoned GPU node whose other taints it tolerates
         untolerated-taint  H100 accelerator selector without the nvidia.com/gpu toleration; MIG pool the same
-        no-gpu-node        the L4 spot pool (device plugin never up); MIG request on the H100 pool (no MIG
-                           resource there); hostname pin to a plugin-less H100 node (when there is one)
+        resource-name-mismatch  MIG request on the H100 pool (no MIG resource there, nvidia.com/gpu instead)
+        no-gpu-node        the L4 spot pool (device plugin never up); hostname pin to a plugin-less H100 node
+                           (when there is one)
         allocatable-zero   hostname pin to a node whose GPUs report allocatable 0
         exhausted          A100 pool (kept exactly full); 4 GPUs on L4 (each L4 node runs a reranker: at most
                            3 free, fragmented); 1Ti of memory, no selector
@@ -1165,7 +1166,7 @@ class Generator:
                 node = self.place(h100_ok, shape.req)
                 if node is None:
                     break
-                pod = self.add_pod(wl, "imagepull", node, t0=rng.randint(600, 5400), word="node-side")
+                pod = self.add_pod(wl, "imagepull", node, t0=rng.randint(600, 5400), word="image-pull")
                 image = "vllm/vllm-openai:v0.6.3-post1"
                 self.kubelet_event(pod, "Failed", "Warning",
                                    f'Failed to pull image "{image}": rpc error: code = NotFound desc = failed to pull and unpack image '
@@ -1238,8 +1239,8 @@ class Generator:
         shape = self.shape("ng-mig", lambda: trainer_desc("Job", 1, sel_accel(H100), True, "4", "32Gi", res=MIG))
         for k in self.chunks(plan["ng-mig"], 3):
             wl = self.new_workload("Job", "nlp", "finetune-mig", shape, t0=rng.randint(600, 7200))
-            for _ in range(k):
-                self.pending(wl, "no-gpu-node")
+            for _ in range(k):  # the H100 nodes offer the vendor's GPUs as nvidia.com/gpu (row 16)
+                self.pending(wl, "resource-name-mismatch")
         noplugin = [n for n in self.nodes if n.state == "noplugin"]
         for i in range(plan.get("ng-node", 0)):
             node = noplugin[i % len(noplugin)]
@@ -2003,6 +2004,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stuck-daemonset", action="store_true",
                     help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields (issue 10's cliff)")
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
+    ap.add_argument("--node-side", action="store_true",
+                    help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -2027,6 +2030,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are
             from generate_dra import add_dra
             gen.truth.update(add_dra(tmp, args.seed))
+        if args.node_side:  # last: its namespace sorts after the DRA one, its nodes after every generated node
+            from generate_nodeside import add_node_side
+            gen.truth.update(add_node_side(tmp, args.seed))
         if out.exists():
             shutil.rmtree(out)
         os.rename(tmp, out)
@@ -2042,7 +2048,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generate_bundle: {out}: {len(gen.nodes)} nodes, {len(gen.pods)} pods ({size / 1e6:,.1f} MB pods.json), "
           f"{len(gen.truth)} targets; planned in {t_built - t_start:.1f} s, total {time.perf_counter() - t_start:.1f} s",
           file=sys.stderr)
-    print("  " + ", ".join(f"{w} {words.get(w, 0)}" for w in ("no-runtimeclass", "quota-exceeded") + POD_WORDS), file=sys.stderr)
+    extra = sorted(set(words) - set(POD_WORDS) - {"no-runtimeclass", "quota-exceeded"})
+    print("  " + ", ".join(f"{w} {words.get(w, 0)}" for w in ("no-runtimeclass", "quota-exceeded") + POD_WORDS + tuple(extra)),
+          file=sys.stderr)
     return 0
 
 

@@ -217,13 +217,43 @@ def _one_pod_per_word(tmp_path):
         gpu_pod("want-unclassified", node_selector={"pool": "free"}, schedulerName="volcano"),
         gpu_pod("want-fits-now", node_selector={"pool": "free"}),
         gpu_pod("want-no-gpu-request", gpus=None, node_selector={"nvidia.com/gpu.present": "true"}),
+        # rows 7-9: bound to the cordoned node (a bound pod is past the funnel), each waiting as the kubelet writes it
+        _waiting(bound_pod("want-image-pull", "gpu-maint", phase="Pending"), "ImagePullBackOff",
+                 'Back-off pulling image "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04": ErrImagePull: not found'),
+        _waiting(bound_pod("want-volume-mount", "gpu-maint", phase="Pending"), "ContainerCreating", None),
+        _waiting(bound_pod("want-node-runtime", "gpu-maint", phase="Pending"), "RunContainerError",
+                 "failed to create containerd task: ... nvidia-container-cli: initialization error: nvml error: "
+                 "driver not loaded: unknown"),
+        # row 16: the only node it selects advertises the GPUs as nvidia.com/gpu.shared (time-slicing, renamed)
+        gpu_pod("want-name-mismatch", node_selector={"kubernetes.io/hostname": "gpu-shared"}),
     ]
+    shared = gpu_node("gpu-shared", gpus="0", labels={"pool": "shared", "nvidia.com/gpu.sharing-strategy": "time-slicing",
+                                                      "nvidia.com/gpu.replicas": "4"})
+    for part in ("capacity", "allocatable"):
+        shared["status"][part]["nvidia.com/gpu.shared"] = "16"
+    nodes.append(shared)
+    mount = {"apiVersion": "v1", "kind": "Event", "count": 3, "eventTime": None, "type": "Warning",
+             "firstTimestamp": "2026-11-29T17:18:00Z", "lastTimestamp": "2026-11-29T17:20:00Z",
+             "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": "want-volume-mount", "namespace": "lab"},
+             "message": 'MountVolume.SetUp failed for volume "data" : mount failed: exit status 32',
+             "metadata": {"creationTimestamp": "2026-11-29T17:18:00Z", "name": "want-volume-mount.187c2a1f0e9b7d21",
+                          "namespace": "lab", "resourceVersion": "901", "uid": "4d1c3f56-2a55-4e0b-9a6e-0c2b9c1f7e10"},
+             "reason": "FailedMount", "reportingComponent": "kubelet", "reportingInstance": "gpu-maint",
+             "source": {"component": "kubelet", "host": "gpu-maint"}}
     pods[1]["status"]["conditions"] = [{"lastProbeTime": None, "lastTransitionTime": "2026-11-29T17:17:16Z",
                                         "message": "Scheduling is blocked due to non-empty scheduling gates",
                                         "reason": "SchedulingGated", "status": "False", "type": "PodScheduled"}]
     root = make_bundle(tmp_path, pods=pods, nodes=nodes, quotas=lab_items("resourcequotas"),
-                       runtimeclasses=lab_items("runtimeclasses"), events=[])
+                       runtimeclasses=lab_items("runtimeclasses"), events=[mount])
     return root
+
+
+def _waiting(pod: dict, reason: str, message: str | None) -> dict:
+    state = {"reason": reason, **({"message": message} if message else {})}
+    pod["status"]["containerStatuses"] = [{"image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "imageID": "",
+                                           "lastState": {}, "name": "cuda", "ready": False, "restartCount": 0,
+                                           "started": False, "state": {"waiting": state}}]
+    return pod
 
 
 def test_every_word_of_the_order_on_one_bundle(tmp_path):
@@ -243,6 +273,10 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "lab/want-exhausted": "exhausted",
         "lab/want-unclassified": "unclassified",
         "lab/want-fits-now": "fits-now",
+        "lab/want-image-pull": "image-pull",
+        "lab/want-volume-mount": "volume-mount",
+        "lab/want-node-runtime": "node-runtime",
+        "lab/want-name-mismatch": "resource-name-mismatch",
     }
     assert got == expected
     # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles; the queue

@@ -30,9 +30,9 @@ MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except those a cluster may not serve (DRA, queues, the autoscalers'
 # CRDs) and cluster-autoscaler's status: it models device-plugin clusters without an autoscaler.
 LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None)
-POD_WORDS = ("no-gpu-request", "scheduling-gated", "node-side", "volume-unbound", "selector-mismatch", "cordoned",
-             "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity", "exhausted", "unclassified",
-             "fits-now")
+POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "volume-unbound", "selector-mismatch",
+             "resource-name-mismatch", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
+             "exhausted", "unclassified", "fits-now")
 GPU = "nvidia.com/gpu"
 
 

@@ -24,7 +24,7 @@ SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 _ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.HOST_PORT: 0, Check.RWOP: 0, Check.VOLUME_LIMIT: 0,
           Check.TAINT: 1, Check.CORDON: 1, Check.DEVICE_TAINT: 1,
           Check.ZERO_ALLOCATABLE: 2, Check.POD_AFFINITY: 2, Check.TOPOLOGY_SPREAD: 2,
-          Check.NOT_ADVERTISED: 3, Check.NO_DEVICES: 3,
+          Check.NOT_ADVERTISED: 3, Check.OTHER_NAME: 3, Check.NO_DEVICES: 3,
           Check.DEVICE_SELECTORS: 4, Check.DEVICE_CONSTRAINTS: 4, Check.VOLUME_TOPOLOGY: 4, Check.VOLUME_ZONE: 4,
           Check.VOLUME_BINDING: 4,
           Check.SELECTOR: 5, Check.NODE_NAME: 5, Check.CLAIM_PINNED: 5}
@@ -71,7 +71,9 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
     explained: set[str] = set()
     advertised = check_advertised(pod, node, cluster)
     if advertised is not None:
-        found.append(Reason(check=advertised.check, text=f"only {advertised.text} (restore the device plugin or driver)"))
+        advice = ("ask for the name it advertises, or change the device plugin's sharing or MIG configuration"
+                  if advertised.check == "other-name" else "restore the device plugin or driver")
+        found.append(Reason(check=advertised.check, text=f"only {advertised.text} ({advice})"))
         explained.update(pod.extended)
     for check in (check_device_selectors, check_policy):
         reason = check(pod, node, cluster)

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 DEFAULT_ACCELERATORS: tuple[str, ...] = (
     "nvidia.com/gpu",
+    "nvidia.com/gpu.shared",  # time-slicing or MPS with renameByDefault (causes.md: accelerator resource)
     "nvidia.com/mig-*",
     "amd.com/gpu",
     "gpu.intel.com/*",

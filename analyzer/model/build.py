@@ -25,6 +25,7 @@ from analyzer.model.events import scheduler_events
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.volumes import build_storage
+from analyzer.model.node_start import is_bound_target, read_node_start
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
@@ -110,6 +111,16 @@ def _controller(meta: dict) -> str | None:
     return None
 
 
+def _controller_uid(meta: dict) -> str | None:
+    for ref in meta.get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return str(ref.get("uid") or ref.get("name"))
+    return None
+
+
+_MAYBE_BOUND_TARGET = ("Running", "Failed")  # node_start.is_bound_target: never started, or rejected by the kubelet
+
+
 class PodsIndex:
     """One pass over pods.json, one item at a time: usage per node (non-terminated pods bound there),
     the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
@@ -135,6 +146,8 @@ class PodsIndex:
         self.label_sets = LabelSets()
         self.placed: list[Row] = []
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
+        # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
+        self.newest: dict[str, tuple[str, str, str, str]] = {}
 
     def _requests(self, spec: dict) -> dict[str, int]:
         """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
@@ -172,6 +185,22 @@ class PodsIndex:
         node = spec.get("nodeName") or ""
         counts = node and phase not in TERMINATED
         is_target = phase == "Pending" or not node
+        if not is_target and phase in _MAYBE_BOUND_TARGET:
+            first = status.get("containerStatuses")
+            # Asked of every running pod: the first container having started settles it without a call.
+            if not (phase == "Running" and isinstance(first, list) and first and isinstance(first[0], dict)
+                    and first[0].get("started") is True):
+                is_target = is_bound_target(node, status)
+        created = meta.get("creationTimestamp") or ""
+        refs = meta.get("ownerReferences")
+        if refs:  # asked of every pod: the owner's uid as the key, the tuple made only for a newer pod
+            for ref in refs:
+                if isinstance(ref, dict) and ref.get("controller"):
+                    owner = str(ref.get("uid") or ref.get("name"))
+                    seen = self.newest.get(owner)
+                    if seen is None or created >= seen[0]:  # equal times: the later in the file
+                        self.newest[owner] = (str(created), name, str(phase or ""), node)
+                    break
         requests = None
         try:
             # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
@@ -200,7 +229,8 @@ class PodsIndex:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
                             phase=phase, node_name=node, status=status, controller=_controller(meta),
                             queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""),
-                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations})
+                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations},
+                            controller_uid=_controller_uid(meta), created_at=str(created))
             if is_target:
                 self.targets.append(target)
             else:
@@ -229,7 +259,7 @@ class PodsIndex:
             holders[node] = rows
         specs = [(t.spec, t.status) for t in self.targets]
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states, self.placed, self.label_sets.sets))
+                                       self.states, self.placed, self.label_sets.sets, self.newest))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
@@ -240,7 +270,7 @@ class PodsIndex:
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        keys, uids, usage, holders, requests, specs, states, placed, label_sets = msgspec.msgpack.decode(bulk)
+        keys, uids, usage, holders, requests, specs, states, placed, label_sets, newest = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -267,6 +297,10 @@ class PodsIndex:
         self.findings.items.extend(found)
         if self.states is not None:
             self.states.update((key, (node, phase)) for key, (node, phase) in states.items())
+        for controller, theirs in newest.items():
+            theirs = tuple(theirs)
+            if controller not in self.newest or theirs > self.newest[controller]:
+                self.newest[controller] = theirs
         return True
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
@@ -372,7 +406,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
                    node_problems=_node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
-                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels), autoscalers=autoscalers)
+                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels), autoscalers=autoscalers,
+                   node_start=read_node_start(loaded), newest_pod=pods.newest)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

@@ -39,6 +39,8 @@ class Target:
     labels: dict = field(default_factory=dict)  # metadata.labels (inter-pod affinity and spread match on them)
     uid: str = ""  # metadata.uid (a generic ephemeral volume's claim must be owned by its pod)
     annotations: dict[str, str] = field(default_factory=dict)  # only those a rule reads (the ProvisioningRequest it consumes)
+    controller_uid: str | None = None  # the controlling owner's uid (its name when the uid is missing)
+    created_at: str = ""  # metadata.creationTimestamp as written (a rejected pod's replacement is created later)
 
     @property
     def key(self) -> str:

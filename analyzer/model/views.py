@@ -17,6 +17,7 @@ from analyzer.model.target import Target
 if TYPE_CHECKING:
     from analyzer.model.autoscalers import Autoscalers
     from analyzer.model.dra.world import Dra
+    from analyzer.model.node_start import NodeStart
     from analyzer.model.node_index import NodeIndex
     from analyzer.model.queue_world import QueueWorld
     from analyzer.model.placement import Placement
@@ -86,6 +87,8 @@ class Cluster:
     storage: "Storage | None" = None  # claims, volumes, classes, CSI limits (model/volumes.py)
     placement: "Placement | None" = None  # the bound pods as the inter-pod, spread and port filters count them
     autoscalers: "Autoscalers | None" = None  # cluster-autoscaler's and Karpenter's events and objects
+    node_start: "NodeStart | None" = None  # the kubelet's and attach/detach controller's pod events, node readiness
+    newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
 
     @property
     def new_taint_wording(self) -> bool:

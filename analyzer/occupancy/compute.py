@@ -31,6 +31,7 @@ from analyzer.kube import BLOCKING_EFFECTS, TERMINATED, UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.nodes import NodeView
 from analyzer.model.matching import untolerated
+from analyzer.model.gpu_labels import mig_unsettled, sharing_of, siblings
 from analyzer.occupancy.order import sort_rows
 from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
                                         TAINTED, USAGE_UNKNOWN, Holder, Occupancy, PodUse, PoolTotal,
@@ -152,7 +153,8 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
             rows.append(ResourceRow(node=node.name, pool=pool, resource=resource, capacity=capacity,
                                     allocatable=allocatable, used=used, free=free, holders=tuple(held),
                                     states=tuple(states), taints=blocking, wanting=waiting,
-                                    behind_taint=behind, tolerating=tolerating))
+                                    behind_taint=behind, tolerating=tolerating,
+                                    sharing=sharing_of(resource, node.labels).detail, mig_state=mig_unsettled(node.labels)))
     placed: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         placed[row.resource].update(row.wanting)
@@ -203,11 +205,16 @@ def _unoffered(nodes: list[NodeView], pending: dict[str, tuple[str, ...]],
     MAX_UNOFFERED_NODES per resource): those nodes are where the device plugin or DRA driver is missing, so
     they are listed as 'no plugin' rather than left out of the picture."""
     offered = {r for n in nodes for r in (*n.capacity, *n.allocatable) if config.is_accelerator(r)}
+    by_name = {n.name: n for n in nodes}
     out: dict[str, set[str]] = defaultdict(set)
     for resource in pending:
         if resource in offered:
             continue
         matched = sorted(node for (node, r) in wanting if r == resource)
+        # Offered under another name (time-slicing's gpu.shared, MIG profiles): those rows show it already, and
+        # the pod's word (resource-name-mismatch) says which name to ask for.
+        if any(siblings(resource, by_name[node].capacity, config) for node in matched if node in by_name):
+            continue
         if len(matched) <= MAX_UNOFFERED_NODES:
             for node in matched:
                 out[node].add(resource)

@@ -63,7 +63,27 @@ def occupancy_of(analysis: "Analysis", config: AcceleratorConfig | None = None) 
                                tolerations=_tolerations(t.spec)))
     if c.dra is not None:
         facts, uses, config = _with_devices(analysis, facts, uses, config)
-    return compute(facts, uses, config)
+    return replace(compute(facts, uses, config), not_started=_not_started(analysis))
+
+
+def _not_started(analysis: "Analysis") -> dict[str, tuple[tuple[str, str], ...]]:
+    """Node -> the pods bound there that have not started, with their word (rows 7-10): the analysis's verdicts
+    when it has them, else these few targets are classified here (their rule reads only the pod and its events)."""
+    bound = [t for t in analysis.cluster.pod_targets if t.node_name and t.kind == "Pod"]
+    if not bound:
+        return {}
+    known = {v.key: v.word for v in analysis.verdicts}
+    clf = None
+    out: dict[str, list[tuple[str, str]]] = {}
+    for t in bound:
+        word = known.get(t.key)
+        if word is None:
+            if clf is None:
+                from analyzer.classify import Classifier  # only when needed: `nodes` classifies nothing else
+                clf = Classifier(analysis.cluster)
+            word = clf.classify(t).word
+        out.setdefault(t.node_name, []).append((t.key, word))
+    return {node: tuple(sorted(pods)) for node, pods in sorted(out.items())}
 
 
 def _tolerations(spec: dict) -> tuple:

@@ -85,6 +85,8 @@ class ResourceRow:
     # tolerates (with no pod waiting: that an ordinary pod would not tolerate). 0 when some waiting pod tolerates it.
     behind_taint: int = 0
     tolerating: tuple[str, ...] = ()  # the pods of `wanting` that tolerate every blocking taint of the node
+    sharing: str = ""  # how the resource cuts the GPUs: "time-slicing, 10 replicas per GPU", "MIG profile 1g.10gb (mixed strategy)"
+    mig_state: str | None = None  # nvidia.com/mig.config.state when not `success`: the MIG manager is changing the layout
 
     @property
     def usable(self) -> int:
@@ -122,6 +124,8 @@ class Occupancy:
     problems: tuple[str, ...] = ()  # unreadable items (file, JSON path, why): the picture is partial
     # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # node -> bound pods that have not started there, each with its cause word (rows 7-10): (ns/name, word)
+    not_started: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -136,4 +140,4 @@ class Occupancy:
         return Occupancy(rows=tuple(r for r in self.rows if keep(r.resource)),
                          pools=tuple(p for p in self.pools if keep(p.resource)),
                          pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems,
-                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)})
+                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)}, not_started=self.not_started)

@@ -290,8 +290,10 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
     for i, bar in enumerate(node.resources):
         w("<tr>")
         if i == 0:
-            w(f'<td class="nn"{rs}>{_e(node.name)}</td><td class="st"{rs}>{states or READY}</td>')
-        w(f"<td class=\"rs\"><code>{_e(_resource(bar.resource))}</code></td><td>{_bar(bar)}</td>{_numbers(bar)}"
+            stuck = "".join(f'<br><span class="state bad">not started: {_e(p)}</span>' for p in node.not_started)
+            w(f'<td class="nn"{rs}>{_e(node.name)}</td><td class="st"{rs}>{states or READY}{stuck}</td>')
+        sharing = f' <span class="muted">({_e(bar.sharing)})</span>' if bar.sharing else ""
+        w(f"<td class=\"rs\"><code>{_e(_resource(bar.resource))}</code>{sharing}</td><td>{_bar(bar)}</td>{_numbers(bar)}"
           f"<td class=\"held\">{_holders(bar)}</td><td class=\"held\">{_waiting(bar)}</td></tr>\n")
 
 

@@ -231,7 +231,8 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
     for bar in node.resources:
-        states = ", ".join(_m(s) for s in (*node.states, *bar.states)) or "schedulable"
+        states = ", ".join(_m(s) for s in (*node.states, *bar.states,
+                                           *(f"not started: {p}" for p in node.not_started))) or "schedulable"
         if bar.capacity is None and bar.allocatable is None:
             alloc, free = "—", "—"
         else:
@@ -239,7 +240,8 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
             free = f"**{bar.usable}**" + (f" (+{bar.behind_taint} behind the taint)" if bar.behind_taint else "")
         waiting = ", ".join(_m(k) + (" (taint not tolerated)" if bar.behind_taint and k not in bar.tolerating else "")
                             for k in bar.wanting[:3]) + (f" +{len(bar.wanting) - 3} more" if len(bar.wanting) > 3 else "")
-        w(f"| {_m(node.name)} | {states} | {_m(bar.resource)} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
+        resource = _m(bar.resource) + (f" ({_m(bar.sharing)})" if bar.sharing else "")
+        w(f"| {_m(node.name)} | {states} | {resource} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
           f"{_holders(bar)} | {waiting} |\n")
 
 

@@ -230,6 +230,8 @@ def evidence_lines(d: dict) -> list[str]:
         out.append(f"bound to {ev['nodeName']}{where}, phase {ev.get('phase')}")
         for w in ev.get("waiting") or ():
             out.append(f"container {w.get('container')} waiting: {w.get('reason')}: {w.get('message') or ''}".rstrip(": "))
+        out += _node_start_lines(ev)
+    out += _other_name_lines(ev)
     if ev.get("requests"):
         out.append("requests: " + ", ".join(f"{r}={q}" for r, q in ev["requests"].items()))
     out += _autoscaler_lines(ev)
@@ -303,6 +305,28 @@ def _text(value: Any) -> str | None:
     return None if value is None else _clip(str(value))
 
 
+def _node_start_lines(ev: dict) -> list[str]:
+    """Rows 7-10: the kubelet's rejection, the replacement pod, the node's latest events (newest first)."""
+    out = []
+    if ev.get("rejection"):
+        out.append(f"kubelet rejection {ev['rejection'].get('reason')}: {ev['rejection'].get('message')}")
+    if ev.get("replaced_by"):
+        r = ev["replaced_by"]
+        out.append(f"replaced by {r.get('pod')} ({r.get('phase') or 'no phase'}), created {r.get('created')}")
+    for e in (ev.get("node_events") or [])[:3]:
+        out.append(f"{e.get('component')} {e.get('reason')} at {e.get('time')} (x{e.get('count')}): {e.get('message')}")
+    return out
+
+
+def _other_name_lines(ev: dict) -> list[str]:
+    """Rows 16-17: the names the nodes advertise instead, and a MIG layout being changed."""
+    out = list(ev.get("mig_reconfiguring") or [])[:3]
+    for o in (ev.get("other_names") or [])[:3]:
+        nodes = ", ".join(f"{n['node']} ({n['free']} free)" for n in o.get("nodes", [])[:5])
+        out.append(f"advertised instead: {o.get('resource')} on {nodes}" + (f" (+{o['more']} more)" if o.get("more") else ""))
+    return out
+
+
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1] + "…"
 
@@ -327,9 +351,14 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
                                  free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
                                  holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
-                                 wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating) for r in rows)
+                                 wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating,
+                                 sharing=r.sharing) for r in rows)
+        if first.mig_state:
+            states.append(f"MIG config {first.mig_state}: wait for the MIG manager")
+        stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:MAX_HOLDERS])
         pool = first.pool if first.pool != "-" else "(no pool label)"
-        pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars))
+        pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars,
+                                                  not_started=stuck))
     out = [Pool(name=name, nodes=tuple(nodes)) for name, nodes in pools.items()]
     out.sort(key=lambda p: (p.name == "(no pool label)", p.name))
     note = None

@@ -93,6 +93,7 @@ class ResourceBar:
     wanting: tuple[str, ...] = ()  # pending pods asking for this resource whose nodeSelector matches the node
     behind_taint: int = 0  # of free, the units behind a taint none of `wanting` tolerates
     tolerating: tuple[str, ...] = ()  # the pods of `wanting` that tolerate the node's taints
+    sharing: str = ""  # "time-slicing, 10 replicas per GPU", "MIG profile 1g.10gb (mixed strategy)"; "" for whole GPUs
 
     @property
     def usable(self) -> int:
@@ -105,6 +106,7 @@ class NodeRow:
     pool: str
     states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
     resources: tuple[ResourceBar, ...]
+    not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (rows 7-10)
 
     @property
     def broken(self) -> bool:

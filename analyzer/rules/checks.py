@@ -15,6 +15,7 @@ import orjson
 from analyzer.kube import NO_EXECUTE
 from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
                                      tolerations_of, untolerated)
+from analyzer.model.gpu_labels import siblings
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
@@ -161,9 +162,17 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
     # resource name with capacity 0, and the next action is the same: restore the device plugin.
     missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0 and not _served_by_dra(r, node, cluster)]
     if missing:
-        texts = [f"{r} capacity 0 (device plugin gone)" if r in node.capacity else f"no {r} in status.capacity"
-                 for r in missing]
-        return Reason(check=Check.NOT_ADVERTISED, text=", ".join(texts))
+        texts, other_names = [], False
+        for r in missing:
+            text = f"no {r} in status.capacity" if r not in node.capacity else f"{r} capacity 0"
+            offered = siblings(r, node.capacity, cluster.config)
+            if offered:  # the vendor's devices are here under another name (row 16)
+                other_names = True
+                text += "; advertises " + ", ".join(f"{name} ({count})" for name, count in offered)
+            elif r in node.capacity:
+                text += " (device plugin gone)"
+            texts.append(text)
+        return Reason(check=Check.OTHER_NAME if other_names else Check.NOT_ADVERTISED, text=", ".join(texts))
     return dra_devices.no_devices(pod.claims, node, cluster)
 
 

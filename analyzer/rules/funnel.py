@@ -34,6 +34,11 @@ def _policy_word(removed: list[Reason]) -> str:
     return words.CORDONED if all(r.check is Check.CORDON for r in removed) else words.UNTOLERATED_TAINT
 
 
+def _advertised_word(removed: list[Reason]) -> str:
+    """Row 16 before 17: some candidate offers the vendor's devices under another name (checks.check_advertised)."""
+    return words.RESOURCE_NAME_MISMATCH if any(r.check == "other-name" for r in removed) else words.NO_GPU_NODE
+
+
 @dataclass(frozen=True, kw_only=True)
 class Stage:
     name: str
@@ -48,7 +53,7 @@ class Stage:
 # health (22), where other pods are (23, 24), load (25: resources, then ports, ReadWriteOncePod and CSI limits).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
-    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised),
+    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word),
     Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors),
     Stage(name="volumes", word=words.VOLUME_NODE_CONFLICT, check=check_volume_topology, applies=volumes_apply),
     Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),

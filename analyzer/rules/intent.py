@@ -1,8 +1,8 @@
-"""Rows 3-5 of causes.md: what the pod's own spec and binding say before any node is looked at.
+"""Rows 3 and 6 of causes.md: what the pod's own spec and binding say before any node is looked at.
 
 3 no-gpu-request: GPU intent, but no accelerator asked for (neither a limit nor a resource claim);
-4 scheduling-gated: the scheduler does not consider it yet;
-5 node-side: bound to a node and still Pending.
+6 scheduling-gated: the scheduler does not consider it yet.
+(Rows 7-10, a bound pod the node will not start, are rules/node_start.py.)
 """
 
 from __future__ import annotations
@@ -35,20 +35,3 @@ def scheduling_gated(case: Case) -> Decision | None:
         return None
     case.evidence["schedulingGates"] = gates
     return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + ", ".join(map(str, gates)))
-
-
-def node_side(case: Case) -> Decision | None:
-    t, c = case.target, case.cluster
-    if not (t.created and t.node_name and t.phase == "Pending"):
-        return None
-    ev: dict = {"nodeName": t.node_name, "phase": t.phase,
-                "node_in_bundle": t.node_name in c.nodes_by_name if c.nodes is not None else None}
-    waiting = []
-    for cs in (t.status.get("initContainerStatuses") or []) + (t.status.get("containerStatuses") or []):
-        w = (cs.get("state") or {}).get("waiting")
-        if w:
-            waiting.append({"container": cs.get("name"), "reason": w.get("reason"), "message": w.get("message")})
-    if waiting:
-        ev["waiting"] = waiting
-    case.evidence.update(ev)
-    return Decision(word=words.NODE_SIDE, reason=f"bound to {t.node_name} but still Pending: the node could not start it")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from analyzer import words as w
-from analyzer.rules import admission, autoscalers, dra, funnel, intent, queues, readable, rest, volumes
+from analyzer.rules import admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, volumes
 from analyzer.rules.case import Case, Decision
 
 
@@ -37,11 +37,14 @@ ORDER: tuple[Rule, ...] = (
     # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
     Rule(rows="4-6", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
     Rule(rows="6", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
-    Rule(rows="10", words=(w.NODE_SIDE,), decide=intent.node_side),
+    # (also exhausted, row 25, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
+    Rule(rows="7-10", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
     Rule(rows="11-12", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="13-14", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="15-25", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
-                                                 ((w.CORDONED, s.word) if s.name == "taints" else (s.word,)))),
+                                                 ((w.CORDONED, s.word) if s.name == "taints" else
+                                                  (w.RESOURCE_NAME_MISMATCH, s.word) if s.name == "advertised" else
+                                                  (s.word,)))),
          decide=funnel.decide),
     Rule(rows="25", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
     Rule(rows="26-27", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),

@@ -42,6 +42,10 @@ def state_text(row: ResourceRow) -> str:
             parts.append(f"{row.behind_taint} free behind the taint")
         else:
             parts.append(s)
+    if row.mig_state:
+        parts.insert(0, f"MIG config {row.mig_state}: wait for the MIG manager")
+    if row.sharing:
+        parts.append(row.sharing)
     return ", ".join(parts)
 
 

@@ -20,6 +20,7 @@ def row_dict(r: ResourceRow) -> dict:
         "taints": list(r.taints),
         "holders": [{"namespace": h.namespace, "name": h.name, "units": h.units} for h in r.holders],
         "pending_wanting": list(r.wanting), "free_behind_taint": r.behind_taint, "pending_tolerating": list(r.tolerating),
+        "sharing": r.sharing or None, "mig_config_state": r.mig_state,
     }
 
 
@@ -32,6 +33,7 @@ def to_dict(occ: Occupancy) -> dict:
                    "free": p.free, "free_behind_taint": p.behind_taint} for p in occ.pools],
         "pending": {k: list(v) for k, v in occ.pending.items()},
         "unmatched": {k: list(v) for k, v in occ.unmatched.items()},
+        "not_started": {node: [{"pod": key, "word": word} for key, word in pods] for node, pods in occ.not_started.items()},
         "problems": list(occ.problems),
     }
 

@@ -40,6 +40,12 @@ def render(occ: Occupancy, out: TextIO) -> None:
         pw = [max(len(line[i]) for line in pools) for i in range(7)]
         for line in pools:
             out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
+    if occ.not_started:
+        out.write("\nbound pods that have not started (rows 7-10: `gpu-triage why` for each):\n")
+        for node, pods in occ.not_started.items():
+            more = len(pods) - SHOWN_WANTING
+            out.write(f"  {safe(node)}: " + ", ".join(f"{safe(key)} {word}" for key, word in pods[:SHOWN_WANTING])
+                      + (f", … {more} more" if more > 0 else "") + "\n")
     if occ.pending:
         out.write("\n")
     offered = {r.resource for r in occ.rows if r.capacity}

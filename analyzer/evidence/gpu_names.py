@@ -1,0 +1,60 @@
+"""Evidence for rows 16-17 (node-start.md): the names the candidates advertise the vendor's devices under, with
+the nodes offering each and their free counts, and what GPU feature discovery and the MIG manager say in the
+nodes' labels. A node whose MIG layout is changing (`nvidia.com/mig.config.state` not `success`) comes first."""
+
+from __future__ import annotations
+
+import orjson
+
+from analyzer.model import gpu_labels as gl
+from analyzer.model.views import Cluster
+from analyzer.rules.funnel_result import FunnelResult
+
+NODES_SHOWN = 20
+
+
+def _candidates(funnel: FunnelResult, cluster: Cluster) -> list:
+    """The nodes the advertised stage judged (the selector's survivors)."""
+    stage = next((st for st in funnel.stages if st.name == "advertised"), None)
+    if stage is None:
+        return []
+    names = [name for name, _ in stage.removed] + [n.name for n in stage.kept]
+    return [cluster.nodes_by_name[n] for n in names if n in cluster.nodes_by_name]
+
+
+def gpu_names(funnel: FunnelResult, cluster: Cluster) -> dict:
+    nodes = _candidates(funnel, cluster)
+    asked = [r for r in funnel.facts.extended if cluster.config.is_accelerator(r)]
+    out: dict = {}
+    offers: dict[str, list[dict]] = {}
+    for node in nodes:
+        used = cluster.usage.get(node.name) or {}
+        for r in asked:
+            for name, count in gl.siblings(r, node.capacity, cluster.config):
+                alloc = node.allocatable.get(name, 0)
+                offers.setdefault(name, []).append({"node": node.name, "capacity": count, "allocatable": alloc,
+                                                    "free": max(0, alloc - used.get(name, 0))})
+    if offers:
+        out["other_names"] = [{"resource": name, "nodes": rows[:NODES_SHOWN], "more": max(0, len(rows) - NODES_SHOWN),
+                               "free_total": sum(r["free"] for r in rows)}
+                              for name, rows in sorted(offers.items(), key=lambda kv: -sum(r["free"] for r in kv[1]))]
+    changing = []
+    groups: dict[bytes, dict] = {}
+    for node in nodes:
+        labels = gl.gfd_labels(node.labels)
+        state = gl.mig_unsettled(node.labels)
+        if state is not None:
+            changing.append(f"{node.name} ({gl.MIG_CONFIG_STATE}={state}"
+                            + (f", {gl.MIG_CONFIG}={node.labels[gl.MIG_CONFIG]}" if gl.MIG_CONFIG in node.labels else "")
+                            + "): wait for the MIG manager, its layout is changing")
+        if labels:
+            group = groups.setdefault(orjson.dumps(labels), {"labels": labels, "nodes": [], "count": 0})
+            group["count"] += 1
+            if len(group["nodes"]) < NODES_SHOWN:
+                group["nodes"].append(node.name)
+    if changing:
+        out["mig_reconfiguring"] = changing[:NODES_SHOWN]
+    if groups:
+        # Groups with a changing MIG layout first, then the largest.
+        out["gpu_labels"] = sorted(groups.values(), key=lambda g: (gl.mig_unsettled(g["labels"]) is None, -g["count"]))
+    return out

@@ -1,0 +1,243 @@
+"""Rows 7-10 of causes.md (node-start.md): a bound pod the node will not start, and the kubelet's rejections.
+
+Decided from the pod's own status (the kubelet's admission rejection, its container states); the kubelet's and
+the attach/detach controller's events are the cross-check and the detail (newest first, with time and count).
+  7 image-pull    a container waits because its image cannot be pulled
+  8 volume-mount  no container started and the latest node events say a volume could not be attached or mounted
+  9 node-runtime  the kubelet rejected it for its devices (UnexpectedAdmissionError), or the sandbox or a container
+                  could not be created or started for a runtime reason
+ 10 node-side     bound and not started for none of these (node gone or NotReady, nothing reported, a missing
+                  ConfigMap or Secret, another admission rejection)
+A rejection `OutOf<resource>` found the node full: `exhausted` (row 25), with the rejection named.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analyzer import words
+from analyzer.model import node_start as ns
+from analyzer.model.node_start import PodEvent
+from analyzer.model.quantity import format_units
+from analyzer.rules.case import Case, Decision
+from analyzer.model.target import Target
+
+SHOWN_EVENTS = 5
+_MISSING_OBJECT = re.compile(r'(configmap|secret) "([^"]+)" not found|'
+                             r"couldn't find key (\S+) in (ConfigMap|Secret) (\S+)", re.IGNORECASE)
+
+
+def decide(case: Case) -> Decision | None:
+    t, c = case.target, case.cluster
+    if t.kind != "Pod" or not t.created or not t.node_name:
+        return None
+    status = t.status or {}
+    rejected = ns.kubelet_rejected(status)
+    if not (t.phase == "Pending" or rejected or ns.never_started(status)):
+        return None
+    start = c.node_start
+    events = start.of(t.namespace, t.name) if start is not None else []
+    ev = case.evidence
+    ev["nodeName"] = t.node_name
+    ev["phase"] = t.phase
+    ev.update(_node_evidence(case))
+    if events:
+        ev["node_events"] = [e.as_data() for e in events[:SHOWN_EVENTS]]
+        if len(events) > SHOWN_EVENTS:
+            ev["node_events_more"] = len(events) - SHOWN_EVENTS
+    if rejected:
+        return _rejected(case, events)
+    states = _container_states(status)
+    if states:
+        ev["containers"] = states
+        waiting = [{"container": s["container"], **s["waiting"]} for s in states if s.get("waiting")]
+        if waiting:
+            ev["waiting"] = waiting
+    return (_image_pull(case, states, events) or _by_container(case, states, events) or _by_events(case, states, events)
+            or _nothing_said(case, states, events))
+
+
+# -- the kubelet's admission rejection ---------------------------------------------------------------------
+
+def _rejected(case: Case, events: list[PodEvent]) -> Decision:
+    t, c, ev = case.target, case.cluster, case.evidence
+    reason = str(t.status.get("reason"))
+    message = str(t.status.get("message") or "")
+    ev["rejection"] = {"reason": reason, "message": message}
+    said = next((e for e in events if e.reason == reason), None)
+    if said is not None:
+        ev["rejection"]["event"] = said.as_data()
+    replaced = _replacement(t, c.newest_pod)
+    tail = ""
+    if replaced is not None:
+        ev["replaced_by"] = replaced
+        tail = f"; replaced by {replaced['pod']} ({replaced['phase'] or 'no phase'})"
+    head = f"the kubelet on {t.node_name} rejected it before any container ran: {reason}: \"{message}\""
+    if reason.startswith(ns.OUT_OF):
+        resource = reason.removeprefix(ns.OUT_OF)
+        ev["placement"] = _placement(case, resource)
+        return Decision(word=words.EXHAUSTED, reason=head + tail)
+    if reason == "UnexpectedAdmissionError":
+        return Decision(word=words.NODE_RUNTIME, reason=head + tail)
+    return Decision(word=words.NODE_SIDE, reason=head + tail)
+
+
+def _replacement(t: Target, newest: dict[str, tuple[str, str, str, str]]) -> dict | None:
+    """The controller's newest pod, when it is another one created no earlier (node-start.md: same owner, later)."""
+    if not t.controller_uid:
+        return None
+    found = newest.get(t.controller_uid)
+    if found is None:
+        return None
+    created, name, phase, node = found
+    if name == t.name or (t.created_at and created < t.created_at):
+        return None
+    return {"pod": f"{t.namespace}/{name}", "phase": phase or None, "nodeName": node or None, "created": created or None,
+            "owner": t.controller}
+
+
+def _placement(case: Case, resource: str) -> dict:
+    """How the pod came to a full node: the kubelet counts what the scheduler counts, so a pod the scheduler bound
+    meets `OutOf…` only when the node's devices shrank after binding; otherwise spec.nodeName placed it."""
+    t, c = case.target, case.cluster
+    node = c.nodes_by_name.get(t.node_name)
+    out: dict = {"resource": resource,
+                 "how": ("placed with spec.nodeName (bypassing the scheduler), or bound before the node's device "
+                         "plugin re-registered fewer devices")}
+    if node is not None:
+        alloc = node.allocatable.get(resource, 0)
+        used = (c.usage.get(node.name) or {}).get(resource, 0)
+        out.update({"allocatable": format_units(resource, alloc), "used": format_units(resource, used),
+                    "free": format_units(resource, alloc - used)})
+    return out
+
+
+# -- what the containers say ------------------------------------------------------------------------------
+
+def _container_states(status: dict) -> list[dict]:
+    out = []
+    for cs in ns.container_statuses(status):
+        state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
+        last = cs.get("lastState") if isinstance(cs.get("lastState"), dict) else {}
+        row: dict = {"container": cs.get("name")}
+        waiting = state.get("waiting")
+        if isinstance(waiting, dict):
+            row["waiting"] = {"reason": waiting.get("reason"), "message": waiting.get("message")}
+        if state.get("running"):
+            row["running"] = True
+        for key, part in (("terminated", state), ("last_terminated", last)):
+            term = part.get("terminated")
+            if isinstance(term, dict):
+                row[key] = {"reason": term.get("reason"), "exitCode": term.get("exitCode"), "message": term.get("message")}
+        out.append(row)
+    return out
+
+
+def _quote(row: dict, part: str = "waiting") -> str:
+    w = row.get(part) or {}
+    text = f"container {row.get('container')} {'waits with' if part == 'waiting' else 'last ended with'} {w.get('reason')}"
+    return text + (f": \"{w.get('message')}\"" if w.get("message") else "")
+
+
+def _cross_check(case: Case, events: list[PodEvent], reasons: tuple[str, ...]) -> PodEvent | None:
+    found = next((e for e in events if e.reason in reasons), None)
+    if found is not None:
+        case.evidence["cross_check"] = (f"the {found.component}'s latest {found.reason} event agrees (at "
+                                        f"{found.time or 'unknown time'}, count {found.count}): \"{found.message}\"")
+    elif case.cluster.node_start is not None and case.cluster.node_start.events_read:
+        case.evidence["cross_check"] = "no kubelet event in the bundle says more (events expire after an hour by default)"
+    else:
+        case.evidence["cross_check"] = "events.json is not in the bundle"
+    return found
+
+
+def _image_pull(case: Case, states: list[dict], events: list[PodEvent]) -> Decision | None:
+    row = next((s for s in states if (s.get("waiting") or {}).get("reason") in ns.IMAGE_REASONS), None)
+    if row is None:
+        return None
+    _cross_check(case, events, ns.IMAGE_EVENTS)
+    return Decision(word=words.IMAGE_PULL, reason=_quote(row))
+
+
+def _missing_object(text: str) -> str | None:
+    m = _MISSING_OBJECT.search(text or "")
+    if m is None:
+        return None
+    if m.group(1):
+        return f"{m.group(1).lower()} {m.group(2)!r} not found"
+    return f"key {m.group(3)} not found in {m.group(4)} {m.group(5)}"
+
+
+def _by_container(case: Case, states: list[dict], events: list[PodEvent]) -> Decision | None:
+    """Row 9 from a container's own state; a missing ConfigMap or Secret is row 10, named."""
+    for row in states:
+        w = row.get("waiting") or {}
+        reason = w.get("reason")
+        if reason == ns.CONFIG_WAITING:
+            missing = _missing_object(str(w.get("message") or ""))
+            case.evidence["missing_object"] = missing or w.get("message")
+            _cross_check(case, events, ("Failed",))
+            return Decision(word=words.NODE_SIDE, reason=_quote(row) + " (create it, or fix the name in the pod spec)")
+        if reason in ns.RUNTIME_WAITING:
+            _cross_check(case, events, ("Failed",) + ns.RUNTIME_EVENTS)
+            return Decision(word=words.NODE_RUNTIME, reason=_quote(row))
+        last = row.get("last_terminated") or row.get("terminated") or {}
+        if reason == ns.CRASH_LOOP and last.get("reason") in ns.START_ERROR:
+            _cross_check(case, events, ("Failed",) + ns.RUNTIME_EVENTS)
+            part = "last_terminated" if row.get("last_terminated") else "terminated"
+            return Decision(word=words.NODE_RUNTIME, reason=f"{_quote(row)}; it never started: {_quote(row, part)} "
+                                                            f"(exit code {last.get('exitCode')})")
+    return None
+
+
+def _started(states: list[dict]) -> bool:
+    return any(s.get("running") or s.get("terminated") or s.get("last_terminated") for s in states)
+
+
+def _by_events(case: Case, states: list[dict], events: list[PodEvent]) -> Decision | None:
+    """Rows 8-9 from the latest volume or runtime event, when the containers only wait to be created."""
+    latest = next((e for e in events if e.reason in ns.VOLUME_EVENTS + ns.RUNTIME_EVENTS), None)
+    if latest is None or _started(states):
+        return None
+    said = f"latest {latest.reason} event from the {latest.component} (at {latest.time or 'unknown time'}, " \
+           f"count {latest.count}): \"{latest.message}\""
+    case.evidence["deciding_event"] = latest.as_data()
+    if latest.reason in ns.VOLUME_EVENTS:
+        missing = _missing_object(latest.message)
+        if missing is not None:
+            case.evidence["missing_object"] = missing
+            return Decision(word=words.NODE_SIDE, reason=f"{missing}: {said}")
+        return Decision(word=words.VOLUME_MOUNT, reason=said)
+    return Decision(word=words.NODE_RUNTIME, reason=said)
+
+
+def _nothing_said(case: Case, states: list[dict], events: list[PodEvent]) -> Decision:
+    t, ev = case.target, case.evidence
+    node = ev.get("node") or {}
+    if node.get("in_bundle") is False:
+        why = f"its node {t.node_name} is not in the bundle (deleted, or not collected)"
+    elif node.get("ready") not in (None, "True"):
+        cond = node.get("ready_reason") or ""
+        why = f"its node {t.node_name} is NotReady (Ready={node.get('ready')}{': ' + cond if cond else ''})"
+    elif not states and not events:
+        why = f"the kubelet on {t.node_name} has reported nothing for it (no container status, no event)"
+    else:
+        waiting = next((s for s in states if s.get("waiting")), None)
+        why = (f"still Pending on {t.node_name}: " + (_quote(waiting) if waiting else "no container has started")
+               + "; nothing the node reports names a cause")
+    return Decision(word=words.NODE_SIDE, reason=why)
+
+
+def _node_evidence(case: Case) -> dict:
+    t, c = case.target, case.cluster
+    if c.nodes is None:
+        return {"node": {"in_bundle": None}}
+    out: dict = {"in_bundle": t.node_name in c.nodes_by_name}
+    cond = c.node_start.ready.get(t.node_name) if c.node_start is not None else None
+    if cond is not None:
+        out["ready"] = cond.ready or None
+        if cond.reason:
+            out["ready_reason"] = cond.reason
+        if cond.message and cond.ready != "True":
+            out["ready_message"] = cond.message
+    return {"node": out, "node_in_bundle": out["in_bundle"]}
