@@ -1,6 +1,6 @@
-"""DRA bundles for the pipeline tests: the shared recordings' real objects, changed only where a case needs.
+"""DRA bundles for the pipeline tests: the recordings' real objects, changed only where a case needs.
 
-Every object starts as a deep copy of ../shared/bundles/dra-exhausted-v1.36 or dra-no-slice-v1.36 (real
+Every object starts as a deep copy of tests/data/recordings/dra-exhausted-v1.36 or dra-no-slice-v1.36 (real
 v1.36.2 `kubectl get -o json` output; dra.md). A `DraBundle` holds the bundle's files as editable item lists;
 `write(tmp_path)` writes them as a bare bundle directory for the real pipeline (`analyze`, `why`).
 
@@ -20,11 +20,10 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from helpers import REPO
+from helpers import RECORDINGS
 
-SHARED = REPO.parent / "shared" / "bundles"
-EXHAUSTED = SHARED / "dra-exhausted-v1.36"
-NO_SLICE = SHARED / "dra-no-slice-v1.36"
+EXHAUSTED = RECORDINGS / "dra-exhausted-v1.36"
+NO_SLICE = RECORDINGS / "dra-no-slice-v1.36"
 CLASS = "gpu.example.com"
 KINDS = ("pods", "nodes", "events", "namespaces", "resourcequotas", "runtimeclasses", "resourceclaims",
          "resourceclaimtemplates", "deviceclasses", "resourceslices")
@@ -188,7 +187,7 @@ def to_v1beta1(b: DraBundle) -> None:
 
 
 # ---- DeviceTaintRules -------------------------------------------------------------------------------------
-# No rule is in the shared recordings: a rule is written in the shape a v1.36 server returns it
+# No rule is in the recordings: a rule is written in the shape a v1.36 server returns it
 # (k8s.io/api resource/v1beta2 types.go DeviceTaintRule; v1alpha3 of v1.33/v1.34 adds deviceSelector.deviceClassName
 # and .selectors), metadata as the server fills it, taint.timeAdded as SetDefaults_DeviceTaint sets it.
 

@@ -1,5 +1,5 @@
 """CEL device selectors (analyzer/model/dra/cel.py, cel_devices.py, cel_functions.py, cel_limits.py), on
-the devices and DeviceClass of the real dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
+the devices and DeviceClass of the real dra-exhausted-v1.36 recording (tests/data/recordings) (cases change only what they need).
 
 Kubernetes rules are cited from k8s.io/dynamic-resource-allocation/cel/compile.go (the `device`
 variable, DeviceMatches), k8s.io/apiserver/pkg/cel/library/quantity.go and semverlib.go (the
@@ -19,9 +19,10 @@ import pytest
 from analyzer.model.dra.cel import Match, Selectors, Unevaluable
 from analyzer.model.dra.cel_devices import Device, DeviceError, Quantity, Version, device_from_slice
 from analyzer.model.dra.cel_limits import MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES
+from helpers import RECORDINGS
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "bundles" / "dra-exhausted-v1.36"
+BUNDLE = RECORDINGS / "dra-exhausted-v1.36"
 SLICE = json.loads((BUNDLE / "resourceslices.json").read_text())["items"][0]
 DEVICE_CLASS = json.loads((BUNDLE / "deviceclasses.json").read_text())["items"][0]
 DRIVER = SLICE["spec"]["driver"]  # gpu.example.com

@@ -21,7 +21,6 @@ import pytest
 from test_collect import (LAB, MARKER, REPO, STAMP, Kube, assert_valid, entry, expected_redaction,
                           load_script, manifest_of)
 
-BUNDLES = Path("/work/shared/bundles")
 REFUSED_LINE = ("The connection to the server localhost:8080 was refused - did you specify the "
                 "right host or port?")
 TIMEOUT_LINE = "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"

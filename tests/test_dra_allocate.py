@@ -1,7 +1,7 @@
 """The DRA engine (analyzer/dra): views of the four kinds, and which devices a pod's claims can use per node.
 
 Every object starts as a deep copy of the real v1.36.2 objects in
-../shared/bundles/dra-no-slice-v1.36 and dra-exhausted-v1.36 and changes only
+tests/data/recordings/dra-no-slice-v1.36 and dra-exhausted-v1.36 and changes only
 what the case needs. The steps are those of ../shared/spec/dra.md; the search
 mirrors k8s.io/dynamic-resource-allocation/structured/internal/stable/
 allocator_stable.go (allocateOne, matchAttributeConstraint, lookupAttribute).
@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
+from helpers import RECORDINGS
 from analyzer.model.dra.allocate import DraWorld
 from analyzer.model.dra.outcomes import NodeOutcome, Resolution
 from analyzer.model.dra.reading import build_views, pod_claims
 from analyzer.model.dra.cel import Selectors
 
-BUNDLES = Path("/work/shared/bundles")
-NO_SLICE = BUNDLES / "dra-no-slice-v1.36"
-EXHAUSTED = BUNDLES / "dra-exhausted-v1.36"
+NO_SLICE = RECORDINGS / "dra-no-slice-v1.36"
+EXHAUSTED = RECORDINGS / "dra-exhausted-v1.36"
 CLASS = "gpu.example.com"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from helpers import generate
+from helpers import RECORDINGS, generate
 
 from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
@@ -370,8 +370,7 @@ def test_unreadable_bound_pod_marks_its_node_usage_unknown(tmp_path):
 def test_dra_devices_per_device_class_in_the_picture():
     # issue 12: DRA devices per DeviceClass beside the device-plugin resources. The recorded dra-exhausted
     # bundle: dx1 offers two gpu.example.com devices, both allocated (holder-1, holder-2); the waiter wants one.
-    shared = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
-    proc = run_cli("nodes", shared, "-o", "json")
+    proc = run_cli("nodes", RECORDINGS / "dra-exhausted-v1.36", "-o", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     [row] = [r for r in doc["rows"] if r["resource"] == "deviceclass.resource.kubernetes.io/gpu.example.com"]

@@ -23,9 +23,9 @@ from typing import Iterator
 import pytest
 
 from conftest import LAB, LAB_WORDS, REPO
+from helpers import RECORDINGS
 
-SHARED = Path(__file__).parents[2] / "shared" / "bundles"  # ../shared beside the repo (CI lays it there too)
-DRA = SHARED / "dra-exhausted-v1.36"
+DRA = RECORDINGS / "dra-exhausted-v1.36"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 KUBECTL = shutil.which("kubectl")
 
@@ -105,11 +105,6 @@ def lab(kubectl: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repl
 
 @pytest.fixture(scope="module")
 def dra(kubectl: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replay]:
-    if not DRA.is_dir():
-        message = f"{DRA} is missing (the shared recorded bundles sit beside the repo)"
-        if IN_CI:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
     with serving(DRA, tmp_path_factory.mktemp("dra")) as replay:
         yield replay
 

@@ -28,12 +28,11 @@ from analyzer.model.build import build_cluster
 from analyzer.pipeline import Options, analyse, iter_verdicts, validate_only
 from analyzer.targets.attempts import stored_attempts
 from analyzer.targets.owners import owner_refusals
-from helpers import LAB, REPO, copy_bundle, generate, run_cli
+from helpers import LAB, RECORDINGS, REPO, copy_bundle, generate, run_cli
 from hostile.corpus import CASES
 from verdict_json import old_shape
 
-SHARED = REPO.parent / "shared" / "bundles"
-RECORDED = [LAB, *sorted(p for p in SHARED.glob("*") if p.is_dir())]
+RECORDED = [LAB, *sorted(p for p in RECORDINGS.glob("*") if p.is_dir())]
 
 
 def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool) -> dict:

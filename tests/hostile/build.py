@@ -21,6 +21,7 @@ import tarfile
 from pathlib import Path
 from typing import Any, Callable
 import conftest
+from helpers import RECORDINGS
 
 REPO = Path(__file__).resolve().parents[2]
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
@@ -218,9 +219,9 @@ def bundle(*steps: Step, manifest: bool = True) -> Callable[[Path], Path]:
     return build
 
 
-# -- DRA bundles (shared/bundles/dra-exhausted-v1.36, real v1.36.2 objects; no manifest.json) ------------
+# -- DRA bundles (tests/data/recordings/dra-exhausted-v1.36, real v1.36.2 objects; no manifest.json) ------------
 
-DRA = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
+DRA = RECORDINGS / "dra-exhausted-v1.36"
 DRA_WORDS = {"lab/holder-1": "node-side", "lab/holder-2": "node-side", "lab/waiter": "exhausted"}
 DRA_WAITER_CLAIM = 2  # resourceclaims.json $.items[2]: lab/waiter-gpu-2p5g6, the claim the waiter is judged on
 
