@@ -13,6 +13,7 @@ REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
 # Real recordings (tests/data/recordings/README.md says where and how each was recorded): tests copy, never edit.
 RECORDINGS = REPO / "tests" / "data" / "recordings"
+GENERATOR = REPO / "scripts" / "generate_bundle.py"
 
 
 def copy_bundle(dest: Path, src: Path = LAB) -> Path:
@@ -53,9 +54,15 @@ def assert_clean_failure(result: subprocess.CompletedProcess, status: int, *need
         assert n in text, f"{n!r} not in:\n{text}"
 
 
-def generate(dest: Path, *, nodes: int, pods: int, seed: int, extra: tuple[str, ...] = ()) -> Path:
-    """A bundle written by scripts/generate_bundle.py (the one way tests make generated bundles)."""
-    out = dest / f"gen-{nodes}-{pods}-{seed}"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "generate_bundle.py"), "--nodes", str(nodes), "--pods",
-                    str(pods), "--seed", str(seed), "--out", str(out), *extra], check=True, capture_output=True)
+def generate(out: Path, *, nodes: int, pods: int, seed: int, truth: Path | None = None,
+             extra: tuple[str, ...] = ()) -> Path:
+    """scripts/generate_bundle.py writes a bundle at `out` (and its intended words at `truth`): the one way tests
+    make generated bundles. A test that only reads one uses the session's (conftest.py: `generated`,
+    `generated_large`), made once."""
+    cmd = [sys.executable, str(GENERATOR), "--nodes", str(nodes), "--pods", str(pods), "--seed", str(seed),
+           "--out", str(out), *extra]
+    if truth is not None:
+        cmd += ["--truth", str(truth)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
     return out

@@ -19,12 +19,12 @@ import pytest
 from analyzer.model.dra.cel import Match, Selectors, Unevaluable
 from analyzer.model.dra.cel_devices import Device, DeviceError, Quantity, Version, device_from_slice
 from analyzer.model.dra.cel_limits import MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES
-from helpers import RECORDINGS
+from dra_fixtures import exhausted
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLE = RECORDINGS / "dra-exhausted-v1.36"
-SLICE = json.loads((BUNDLE / "resourceslices.json").read_text())["items"][0]
-DEVICE_CLASS = json.loads((BUNDLE / "deviceclasses.json").read_text())["items"][0]
+RECORDED = exhausted()  # the recording as it is (tests/dra_fixtures.py)
+SLICE = RECORDED.slice
+DEVICE_CLASS = RECORDED.device_class
 DRIVER = SLICE["spec"]["driver"]  # gpu.example.com
 RAW_GPU0 = SLICE["spec"]["devices"][0]  # index 0, model h100, uuid GPU-dx1-h100-0, memory 80Gi
 CLASS_SELECTOR = DEVICE_CLASS["spec"]["selectors"][0]["cel"]["expression"]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from test_collect import (MARKER, Kube, analyzer, assert_valid, entry, expected_redaction,
+from test_collect import (MARKER, assert_valid, entry, expected_redaction,
                           load_script, manifest_of)
-from helpers import RECORDINGS
+from helpers import RECORDINGS, run_cli
+from stand_in import Kube
 
 DRA_RECORDINGS = ["dra-no-slice-v1.36", "dra-exhausted-v1.36"]
 DRA_FILES = ["resourceclaims.json", "resourceclaimtemplates.json", "resourceslices.json",
@@ -35,10 +36,6 @@ def replay(kube: Kube, recording: str) -> Path:
         shutil.copy(f, kube.data / f.name)
     return src
 
-
-@pytest.fixture
-def kube(tmp_path: Path) -> Kube:
-    return Kube(tmp_path)
 
 
 @pytest.mark.parametrize("recording", DRA_RECORDINGS)
@@ -135,7 +132,7 @@ def test_a_server_without_the_dra_group_is_not_a_failure(kube: Kube) -> None:
         assert f"{kind}: not served by this cluster" in r.stderr.splitlines()
     assert r.stderr.splitlines()[-1].startswith("complete: ")
     assert entry(m, "pods.json")["status"] == "ok"
-    v = analyzer("validate", str(bundle))
+    v = run_cli("validate", str(bundle))
     assert v.returncode == 0, v.stdout + v.stderr
 
 

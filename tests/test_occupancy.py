@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from helpers import RECORDINGS, generate
+from helpers import RECORDINGS
 
 from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
@@ -198,12 +198,6 @@ def test_tar_gz_bundle(tmp_path):
 
 
 # -- generated bundles -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
-    """scripts/generate_bundle.py: 500 nodes / 15,000 pods (GPU, MIG, no-plugin, allocatable-zero, tainted nodes)."""
-    return generate(tmp_path_factory.mktemp("gen"), nodes=500, pods=15000, seed=3)
-
 
 def test_generated_equals_independent_sum(generated):
     doc = assert_equals_independent_sum(generated)

@@ -26,18 +26,7 @@ from conftest import LAB, LAB_WORDS, REPO
 from helpers import RECORDINGS
 
 DRA = RECORDINGS / "dra-exhausted-v1.36"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 KUBECTL = shutil.which("kubectl")
-
-
-@pytest.fixture(scope="module")
-def kubectl() -> str:
-    if KUBECTL is None:
-        message = "kubectl is not on PATH: the replay tests run the real kubectl client (v1.32 expected)"
-        if IN_CI:
-            pytest.fail(message + "; CI must install it", pytrace=False)
-        pytest.skip(message)
-    return KUBECTL
 
 
 def _items(bundle: Path, kind: str) -> list[dict]:

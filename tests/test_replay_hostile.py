@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -16,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB, REPO, copy_lab, kubectl_list, lab_node, lab_pod, make_bundle
-from test_replay import kubectl, serving  # noqa: F401 - kubectl is the shared fixture
+from test_replay import serving
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def _rss_kib(pid: int) -> int:

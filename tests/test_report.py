@@ -25,7 +25,7 @@ from analyzer.report.ticket import group_rows, summarise
 from analyzer.report.ticket_records import Header, NearNode, ReportData, SchedulerLines, TargetRow
 from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_pod,
                       renamed_node)
-from report_pages import data_of, generate, html_of, markdown_of, node_row, read_page
+from report_pages import data_of, html_of, markdown_of, node_row, read_page
 
 NINE = {**LAB_WORDS, **LAB_ATTEMPT_WORDS}
 
@@ -36,13 +36,8 @@ def lab():
 
 
 @pytest.fixture(scope="module")
-def gen500(tmp_path_factory) -> Path:
-    return generate(tmp_path_factory.mktemp("gen") / "b500", 500, 15000, seed=1)
-
-
-@pytest.fixture(scope="module")
-def gen500_data(gen500):
-    return data_of(gen500)
+def gen500_data(generated_large):
+    return data_of(generated_large)
 
 
 # -- the lab: nine targets, their words, the header ---------------------------------------------------
@@ -160,12 +155,12 @@ def test_picture_used_equals_an_independent_sum_on_the_lab():
     assert used["gpu-ok"] == 4
 
 
-def test_the_report_feeds_occupancy_from_the_analysis_with_the_same_numbers_as_reading_the_bundle(gen500, gen500_data):
+def test_the_report_feeds_occupancy_from_the_analysis_with_the_same_numbers_as_reading_the_bundle(generated_large, gen500_data):
     """The report builds the picture from the model the analysis already holds (no second parse of pods.json);
     it must equal analyzer.occupancy.load on the same bundle, node by node."""
     mine = {(n.name, b.resource): (b.capacity, b.allocatable, b.used, b.free, b.wanting, tuple(h.pod for h in b.holders))
             for p in gen500_data.pools for n in p.nodes for b in n.resources}
-    reference = occupancy_load(gen500)
+    reference = occupancy_load(generated_large)
     theirs = {(r.node, r.resource): (r.capacity, r.allocatable, r.used, r.free, len(r.wanting), tuple(h.key for h in r.holders[:8]))
               for r in reference.rows}
     assert len(mine) > 100
