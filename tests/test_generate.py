@@ -24,7 +24,6 @@ from helpers import GENERATOR, generate, run_cli
 
 from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG
 
-REPO = Path(__file__).resolve().parents[1]
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except the DRA ones (it models device-plugin clusters).
 LIST_FILES = tuple(k.name for k in CATALOG if k.group != DRA_GROUP)
