@@ -234,7 +234,14 @@ def test_json_document_maps_back_to_every_verdict_unchanged(monkeypatch: pytest.
 # The corpus rows that are safe to run twice inside this process (no FIFOs, bombs or multi-GB sparse
 # files: test_hostile.py runs those in bounded child processes).
 _UNSAFE = ("fifo", "GiB", "100000-deep", "billion-laughs", "10MB", "quadratic", "5000-digits", "10000-digits")
-HOSTILE = [c for c in CASES if not any(u in c.id for u in _UNSAFE)]
+# Rows whose damage is outside the List files (the archive around them, manifest.json, attempts/, version.json)
+# or only in CEL text the lists carry reach both readings through the same code (open_bundle, the single-file
+# reader, the CEL engine): a few of each family are kept here, and test_hostile.py checks every row's outcome.
+_OUTSIDE_THE_LISTS = ("tar-", "manifest-", "attempt-", "attempts-", "version-", "dra-cel-")
+_KEPT = ("tar-of-partly-invalid-bundle", "tar-member-twice", "manifest-records-failed-events", "manifest-names-missing-file",
+         "attempt-wrong-kind", "dra-cel-huge-in-class", "dra-cel-huge-in-taint-rule", "dra-cel-expression-a-number")
+HOSTILE = [c for c in CASES if not any(u in c.id for u in _UNSAFE)
+           and (c.id in _KEPT or not c.id.startswith(_OUTSIDE_THE_LISTS))]
 
 
 @pytest.mark.parametrize("case", HOSTILE, ids=lambda c: c.id)
