@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,7 +26,35 @@ def copy_bundle(dest: Path, src: Path = LAB) -> Path:
     return out
 
 
-def run_cli(*args: str | os.PathLike, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def run_cli(*args: str | os.PathLike, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`gpu-triage ARGS` as a person runs it, in this process: the typer app the console script runs, with
+    GPU_TRIAGE_DEBUG unset and `cwd` (the repository by default) as the working directory. stdout, stderr
+    and the exit status are the console script's; an exception the app lets out becomes what the
+    interpreter would print (a traceback, exit 1). Starting a Python per call cost ~0.5 s of CPU each;
+    run_process() is the real `python -m analyzer` for tests about the process itself."""
+    from typer.testing import CliRunner
+
+    from analyzer.cli import app
+
+    argv = [str(a) for a in args]
+    debug = os.environ.pop("GPU_TRIAGE_DEBUG", None)
+    here = os.getcwd()
+    os.chdir(cwd or REPO)
+    try:
+        result = CliRunner().invoke(app, argv, prog_name="python -m analyzer")
+    finally:
+        os.chdir(here)
+        if debug is not None:
+            os.environ["GPU_TRIAGE_DEBUG"] = debug
+    stderr, status = result.stderr, result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+        status = 1
+    return subprocess.CompletedProcess(["python", "-m", "analyzer", *argv], status, result.stdout, stderr)
+
+
+def run_process(*args: str | os.PathLike, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`python -m analyzer ARGS` in a new process (GPU_TRIAGE_DEBUG unset, `cwd` the repository by default)."""
     env = {k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"}
     return subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd or REPO, env=env, timeout=timeout)

@@ -36,6 +36,7 @@ from analyzer.errors import BundleError
 from hostile.build import (DATA, FILE_ENTRY, LAB, LAB_WORDS, NODE, POD, gzip_bomb_tar, lab, lying_header_tar, member, pod, put,
                            tar_of, tree_digest, words_from_stdout)
 from hostile.corpus import CASES, TOKEN, Case, Expect
+from helpers import run_cli
 from hostile.runner import PRELOAD, environment, read, run_forked
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space for each analyzer process
@@ -350,9 +351,7 @@ def test_pipeline_on_archives_leaves_nothing_behind(tmp_path: Path, private_tmp:
 # -- partial badness: answer what can be answered, mark the rest ------------------------------------------
 
 def _cli(tmp_path: Path, *args: str | Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=tmp_path, env=env)
+    return run_cli(*args, cwd=tmp_path)
 
 
 def test_one_invalid_pod_among_valid_ones(tmp_path: Path) -> None:
@@ -425,21 +424,16 @@ def test_why_on_a_partly_invalid_bundle_says_why_it_exits_2(tmp_path: Path) -> N
     assert 'pods.json: $.items[1].spec.containers: expected array, found string "cuda"' in good.stderr
 
 
-def test_why_on_an_archive_cleans_up_on_every_path(tmp_path: Path) -> None:
+def test_why_on_an_archive_cleans_up_on_every_path(tmp_path: Path, private_tmp: Path) -> None:
     """Answered, partly invalid, and asked about a pod that is not there: the unpack directory goes each time."""
     src = lab(tmp_path / "src")
     pod("exhausted", put("spec.containers", "cuda"))(src)
     archive = tmp_path / "b.tar.gz"
     with tarfile.open(archive, "w:gz") as tf:
         tf.add(src, arcname="lab")
-    private = tmp_path / "systmp"
-    private.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"}
-    env["TMPDIR"] = str(private)
     for args, status in ((["why", archive, "lab/taint"], 2), (["why", archive, "lab/nobody"], 2),
                          (["analyze", archive], 2), (["validate", archive], 1)):
-        r = subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
-                           timeout=TIMEOUT, cwd=tmp_path, env=env)
+        r = _cli(tmp_path, *args)
         assert r.returncode == status, (args, r.stderr)
         assert "Traceback" not in r.stdout + r.stderr
-        assert os.listdir(private) == [], args
+        assert os.listdir(private_tmp) == [], args
