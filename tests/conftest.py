@@ -17,7 +17,7 @@ Helpers:
   write_manifest(dir, doc)                                          a --manifest file (YAML or JSON)
   analyse_dir(path, **options) -> {key: Verdict}                  the pipeline in-process
   words_of(path, **options) -> {key: word}; verdict(path, key)
-  run_cli(*args) -> CompletedProcess                               `python -m analyzer …` in a subprocess
+  run_cli(*args, check=…) -> CompletedProcess                      `gpu-triage …` in-process (helpers.py)
   cli_words(path, *args) -> list[(key, word)]                      `analyze PATH -o words`, parsed strictly
   funnel_table(v), assert_funnel_consistent(v)                      the funnel as data; counts never increase
 
@@ -34,7 +34,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any, Iterable
@@ -44,12 +43,10 @@ import yaml
 
 from analyzer.pipeline import Options, analyse
 
-from helpers import LAB, REPO  # noqa: E402  (one definition of the paths)
-from helpers import generate
-from helpers import run_cli as _run_cli  # noqa: E402
+from helpers import LAB, generate  # one definition of the paths (helpers.py)
+from helpers import run_cli
 from stand_in import Kube
 LAB_MANIFESTS = LAB / "manifests"  # the lab's own pod manifests (41, 42 are the attempts)
-SCHEMAS = REPO / "schemas"
 
 # The lab's answers (issue 3, "Done when"): the literal words of causes.md.
 LAB_WORDS = {
@@ -416,13 +413,6 @@ def verdict(path: Path | str, key: str, **options: Any):
     found = analyse_dir(path, **options)
     assert key in found, f"{key} is not a target; targets: {sorted(found)}"
     return found[key]
-
-
-def run_cli(*args: str | Path, check: bool = False) -> subprocess.CompletedProcess:
-    proc = _run_cli(*args)
-    if check:
-        assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    return proc
 
 
 WORDS_LINE = re.compile(r"^(?P<key>[^\t/\s]+/(?:[a-z]+/)?[^\t/\s]+)\t(?P<word>[a-z]+(?:-[a-z]+)*)$")

@@ -14,6 +14,7 @@ REPO = Path(__file__).resolve().parent.parent
 LAB = REPO / "dumps" / "lab-seven-states-v1.36"
 # Real recordings (tests/data/recordings/README.md says where and how each was recorded): tests copy, never edit.
 RECORDINGS = REPO / "tests" / "data" / "recordings"
+SCHEMAS = REPO / "schemas"
 GENERATOR = REPO / "scripts" / "generate_bundle.py"
 
 
@@ -26,12 +27,12 @@ def copy_bundle(dest: Path, src: Path = LAB) -> Path:
     return out
 
 
-def run_cli(*args: str | os.PathLike, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str | os.PathLike, cwd: Path | None = None, check: bool = False) -> subprocess.CompletedProcess:
     """`gpu-triage ARGS` as a person runs it, in this process: the typer app the console script runs, with
     GPU_TRIAGE_DEBUG unset and `cwd` (the repository by default) as the working directory. stdout, stderr
     and the exit status are the console script's; an exception the app lets out becomes what the
     interpreter would print (a traceback, exit 1). Starting a Python per call cost ~0.5 s of CPU each;
-    run_process() is the real `python -m analyzer` for tests about the process itself."""
+    run_process() is the real `python -m analyzer` for tests about the process itself. check: exit 0 or fail."""
     from typer.testing import CliRunner
 
     from analyzer.cli import app
@@ -50,6 +51,8 @@ def run_cli(*args: str | os.PathLike, cwd: Path | None = None) -> subprocess.Com
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         stderr += "".join(traceback.format_exception(result.exception))
         status = 1
+    if check:
+        assert status == 0, f"exit {status}\nstdout:\n{result.stdout}\nstderr:\n{stderr}"
     return subprocess.CompletedProcess(["python", "-m", "analyzer", *argv], status, result.stdout, stderr)
 
 
@@ -60,17 +63,37 @@ def run_process(*args: str | os.PathLike, cwd: Path | None = None, timeout: floa
                           cwd=cwd or REPO, env=env, timeout=timeout)
 
 
-def tree_digest(root: Path) -> dict[str, str]:
-    """Every file under root with its sha256 (and links as links), to prove nothing changed."""
-    out = {}
-    for p in sorted(root.rglob("*")):
-        rel = str(p.relative_to(root))
-        if p.is_symlink():
-            out[rel] = "link:" + os.readlink(p)
-        elif p.is_file():
-            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-        else:
-            out[rel] = "dir"
+def _file_digest(p: Path, whole: int = 64 << 20) -> str:
+    """sha256 of the content; for files over `whole` bytes (sparse giants), of size, mtime and both ends."""
+    st = p.stat()
+    if st.st_size <= whole:
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+    h = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}".encode())
+    with open(p, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(-(1 << 20), os.SEEK_END)
+        h.update(fh.read())
+    return "large:" + h.hexdigest()
+
+
+def tree_digest(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, str]:
+    """Every path under root with its sha256 (links as links, FIFOs as fifos), never following links."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        d = Path(dirpath)
+        dirnames[:] = [n for n in dirnames if (d / n) not in skip]
+        for n in dirnames:
+            p = d / n
+            out[str(p.relative_to(root))] = "link:" + os.readlink(p) if p.is_symlink() else "dir"
+        for n in filenames:
+            p = d / n
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = "link:" + os.readlink(p)
+            elif p.is_file():
+                out[rel] = _file_digest(p)
+            else:
+                out[rel] = "special"
     return out
 
 

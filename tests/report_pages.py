@@ -13,7 +13,6 @@ from analyzer.report import html, markdown
 from analyzer.report.ticket import report_data
 from analyzer.report.ticket_records import ReportData
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def data_of(bundle: Path | str) -> ReportData:

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +19,8 @@ from analyzer.model.dra.cel import Match, Selectors, Unevaluable
 from analyzer.model.dra.cel_devices import Device, DeviceError, Quantity, Version, device_from_slice
 from analyzer.model.dra.cel_limits import MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES
 from dra_fixtures import exhausted
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 RECORDED = exhausted()  # the recording as it is (tests/dra_fixtures.py)
 SLICE = RECORDED.slice
 DEVICE_CLASS = RECORDED.device_class

@@ -25,10 +25,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.bundle.catalog import DRA_GROUP, KINDS as CATALOG
-from helpers import LAB, REPO, run_cli
+from helpers import LAB, SCHEMAS, run_cli
 from stand_in import SCRIPT, Kube
 
-SCHEMAS = REPO / "schemas"
 
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from test_collect import (LAB, MARKER, REPO, STAMP, assert_valid, entry, expected_redaction,
+from helpers import LAB, REPO
+from test_collect import (MARKER, STAMP, assert_valid, entry, expected_redaction,
                           load_script, manifest_of)
 from stand_in import Kube
 

@@ -34,9 +34,9 @@ import pytest
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
 from hostile.build import (DATA, FILE_ENTRY, LAB, LAB_WORDS, NODE, POD, gzip_bomb_tar, lab, lying_header_tar, member, pod, put,
-                           tar_of, tree_digest, words_from_stdout)
+                           tar_of, words_from_stdout)
 from hostile.corpus import CASES, TOKEN, Case, Expect
-from helpers import run_cli
+from helpers import run_cli, tree_digest
 from hostile.runner import PRELOAD, environment, read, run_forked
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space for each analyzer process

@@ -21,13 +21,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from helpers import RECORDINGS
+from helpers import RECORDINGS, SCHEMAS
 
 from analyzer.occupancy import NodeFacts, PodUse, Taint, compute, from_items
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
 
-REPO = Path(__file__).resolve().parents[1]
-SCHEMA = json.loads((REPO / "schemas" / "nodes-output.schema.json").read_text())
+SCHEMA = json.loads((SCHEMAS / "nodes-output.schema.json").read_text())
 ACCELERATORS = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*", "habana.ai/*",
                 "aws.amazon.com/neuron*", "google.com/tpu")
 HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J<b>x</b>|a|b|\nlab/forged"

@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 from analyzer import words
 from analyzer.pipeline import Options, analyse
 from conftest import assert_funnel_consistent, by_key, kubectl_list
+from helpers import LAB
 
-LAB = Path(__file__).resolve().parent.parent / "dumps" / "lab-seven-states-v1.36"
 _PODS = {p["metadata"]["name"]: p for p in json.loads((LAB / "pods.json").read_text())["items"]}
 _NODES = {n["metadata"]["name"]: n for n in json.loads((LAB / "nodes.json").read_text())["items"]}
 

@@ -22,8 +22,8 @@ from typing import Iterator
 
 import pytest
 
-from conftest import LAB, LAB_WORDS, REPO
-from helpers import RECORDINGS
+from conftest import LAB_WORDS
+from helpers import LAB, RECORDINGS, REPO
 
 DRA = RECORDINGS / "dra-exhausted-v1.36"
 KUBECTL = shutil.which("kubectl")

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.replay.api import MAX_LIMIT
-from conftest import LAB, REPO, copy_lab, kubectl_list, lab_node, lab_pod, make_bundle
+from helpers import LAB, REPO
+from conftest import copy_lab, kubectl_list, lab_node, lab_pod, make_bundle
 from test_replay import serving
 
 
