@@ -36,7 +36,7 @@ from analyzer.errors import BundleError
 from hostile.build import (DATA, FILE_ENTRY, LAB, LAB_WORDS, NODE, POD, gzip_bomb_tar, lab, lying_header_tar, member, pod, put,
                            tar_of, words_from_stdout)
 from hostile.corpus import CASES, TOKEN, Case, Expect
-from helpers import run_cli, tree_digest
+from helpers import run_cli, run_process, tree_digest
 from hostile.runner import PRELOAD, environment, read, run_forked
 
 MEMORY_LIMIT = 2 << 30  # bytes of address space for each analyzer process
@@ -179,8 +179,8 @@ def test_clean_lab_baseline(tmp_path: Path) -> None:
     b = lab(tmp_path)
     before = tree_digest(b)
     for command in COMMANDS:
-        args = [sys.executable, "-m", "analyzer", command, str(b)] + (["-o", "words"] if command == "analyze" else [])
-        r = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
+        args = [command, str(b)] + (["-o", "words"] if command == "analyze" else [])
+        r = run_process(*args, cwd=tmp_path, timeout=TIMEOUT)
         assert r.returncode == 0, r.stderr
         if command == "analyze":
             assert words_from_stdout(r.stdout) == LAB_WORDS
@@ -208,8 +208,7 @@ def test_forked_runs_match_real_processes(case: Case, tmp_path: Path) -> None:
         out.mkdir()
         code, _ = run_forked(args, cwd=out, env=environment(out, out), stdout=tmp_path / f"{command}.out",
                              stderr=tmp_path / f"{command}.err", memory=MEMORY_LIMIT, timeout=TIMEOUT)
-        real = subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True, timeout=TIMEOUT,
-                              cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"})
+        real = run_process(*args, cwd=tmp_path, timeout=TIMEOUT)
         assert (code, read(tmp_path / f"{command}.out"), read(tmp_path / f"{command}.err")) == \
             (real.returncode, real.stdout, real.stderr)
         assert code == getattr(case, command).status
