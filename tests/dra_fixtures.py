@@ -23,8 +23,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.bundle.catalog import KINDS
 from helpers import RECORDINGS
+
+from analyzer.bundle.catalog import KINDS
 
 EXHAUSTED = RECORDINGS / "dra-exhausted-v1.36"
 NO_SLICE = RECORDINGS / "dra-no-slice-v1.36"

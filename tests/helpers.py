@@ -60,7 +60,7 @@ def run_process(*args: str | os.PathLike, cwd: Path | None = None, timeout: floa
     """`python -m analyzer ARGS` in a new process (GPU_TRIAGE_DEBUG unset, `cwd` the repository by default)."""
     env = {k: v for k, v in os.environ.items() if k != "GPU_TRIAGE_DEBUG"}
     return subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or REPO, env=env, timeout=timeout)
+                          cwd=cwd or REPO, env=env, timeout=timeout, check=False)
 
 
 def _file_digest(p: Path, whole: int = 64 << 20) -> str:
@@ -115,6 +115,6 @@ def generate(out: Path, *, nodes: int, pods: int, seed: int, truth: Path | None 
            "--out", str(out), *extra]
     if truth is not None:
         cmd += ["--truth", str(truth)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr
     return out

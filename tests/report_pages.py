@@ -14,7 +14,6 @@ from analyzer.report.ticket import report_data
 from analyzer.report.ticket_records import ReportData
 
 
-
 def data_of(bundle: Path | str) -> ReportData:
     analysis = analyse(bundle, Options())
     with analysis.bundle:

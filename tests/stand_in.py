@@ -52,7 +52,7 @@ class Kube:
 
     def collect(self, *args: str, python: str | None = None, **extra: str) -> subprocess.CompletedProcess:
         return subprocess.run([python or sys.executable, str(SCRIPT), *args], cwd=self.work,
-                              env=self.env(**extra), capture_output=True, text=True, timeout=60)
+                              env=self.env(**extra), capture_output=True, text=True, timeout=60, check=False)
 
     def popen(self, *args: str, **extra: str) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=self.work,

@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import LAB, RECORDINGS, REPO
 from typer.testing import CliRunner
 
 from analyzer.cli import app
-from helpers import LAB, RECORDINGS, REPO
 
 EXPECTED = REPO / "tests" / "expected"
 BUNDLES: dict[str, Path] = {f"dumps-{LAB.name}": LAB,
