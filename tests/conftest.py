@@ -17,30 +17,36 @@ Helpers:
   write_manifest(dir, doc)                                          a --manifest file (YAML or JSON)
   analyse_dir(path, **options) -> {key: Verdict}                  the pipeline in-process
   words_of(path, **options) -> {key: word}; verdict(path, key)
-  run_cli(*args) -> CompletedProcess                               `python -m analyzer …` in a subprocess
+  run_cli(*args, check=…) -> CompletedProcess                      `gpu-triage …` in-process (helpers.py)
   cli_words(path, *args) -> list[(key, word)]                      `analyze PATH -o words`, parsed strictly
   funnel_table(v), assert_funnel_consistent(v)                      the funnel as data; counts never increase
+
+Fixtures:
+  kube                                                              a stand-in cluster for the collector (stand_in.py)
+  kubectl                                                           the real kubectl client (skipped without it; CI fails)
+  generated, generated_large                                        generated bundles made once per session (read only)
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shutil
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
+import pytest
 import yaml
 
 from analyzer.pipeline import Options, analyse
 
-from helpers import LAB, REPO  # noqa: E402  (one definition of the paths)
-from helpers import run_cli as _run_cli  # noqa: E402
+from helpers import LAB, generate  # one definition of the paths (helpers.py)
+from helpers import run_cli
+from stand_in import Kube
 LAB_MANIFESTS = LAB / "manifests"  # the lab's own pod manifests (41, 42 are the attempts)
-SCHEMAS = REPO / "schemas"
 
 # The lab's answers (issue 3, "Done when"): the literal words of causes.md.
 LAB_WORDS = {
@@ -409,13 +415,6 @@ def verdict(path: Path | str, key: str, **options: Any):
     return found[key]
 
 
-def run_cli(*args: str | Path, check: bool = False) -> subprocess.CompletedProcess:
-    proc = _run_cli(*args)
-    if check:
-        assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    return proc
-
-
 WORDS_LINE = re.compile(r"^(?P<key>[^\t/\s]+/(?:[a-z]+/)?[^\t/\s]+)\t(?P<word>[a-z]+(?:-[a-z]+)*)$")
 
 
@@ -459,3 +458,44 @@ def assert_funnel_consistent(v) -> None:
         if previous_out is not None:
             assert n_in == previous_out, f"{name} starts with {n_in}, the stage before ended with {previous_out}"
         previous_out = n_out
+
+
+# -- fixtures ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def kubectl() -> str:
+    """The real kubectl client (the replay tests talk to `gpu-triage serve` through it)."""
+    found = shutil.which("kubectl")
+    if found is None:
+        message = "kubectl is not on PATH: the replay tests run the real kubectl client (v1.32 expected)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + "; CI must install it", pytrace=False)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture
+def kube(tmp_path: Path) -> Kube:
+    """A stand-in cluster replaying the lab for scripts/collect.py (tests/stand_in.py)."""
+    return Kube(tmp_path)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--regenerate-expected", action="store_true",
+                     help="rewrite tests/expected/*.json from the analyzer as it is now (tests/test_expected_output.py)")
+
+
+# -- generated bundles, made once per session (tests only read them; copy_bundle() before changing one) ----------
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """scripts/generate_bundle.py, 80 nodes / 2,500 pods, seed 1, with a stuck DaemonSet: every pool of the
+    generator (GPU, MIG, no-plugin, allocatable-zero, tainted, cordoned nodes) and every pending-pod scenario."""
+    return generate(tmp_path_factory.mktemp("gen") / "b80", nodes=80, pods=2500, seed=1, extra=("--stuck-daemonset",))
+
+
+@pytest.fixture(scope="session")
+def generated_large(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """500 nodes / 15,000 pods, seed 1: the size of issue 10's case (pods.json above streaming.SPLIT_MIN_ITEMS,
+    a ticket report that must be shortened). Only the tests about size use it."""
+    return generate(tmp_path_factory.mktemp("gen") / "b500", nodes=500, pods=15000, seed=1)

@@ -1,13 +1,15 @@
-"""DRA bundles for the pipeline tests: the shared recordings' real objects, changed only where a case needs.
+"""DRA bundles for the pipeline tests: the recordings' real objects, changed only where a case needs.
 
-Every object starts as a deep copy of ../shared/bundles/dra-exhausted-v1.36 or dra-no-slice-v1.36 (real
+Every object starts as a deep copy of tests/data/recordings/dra-exhausted-v1.36 or dra-no-slice-v1.36 (real
 v1.36.2 `kubectl get -o json` output; dra.md). A `DraBundle` holds the bundle's files as editable item lists;
 `write(tmp_path)` writes them as a bare bundle directory for the real pipeline (`analyze`, `why`).
 
   exhausted()            the recording as it is: holder-1/2 bound with gpu-0/gpu-1 allocated, waiter pending
   no_slice()             the other recording: no ResourceSlice at all, lab/no-slice pending
-  waiter_alone()         exhausted without the holders (pods, claims) and with the waiter's generated claim
-                         not made yet, so the waiter is judged on the template `one-gpu` (both devices free)
+  without_holders()      exhausted without the holders (pods, claims, events): both devices of dx1 free
+  not_generated(b, pod)  the pod before the claim controller made its claim: judged on the template
+  waiter_alone()         without_holders() and the waiter's claim not generated (judged on the template `one-gpu`)
+  one_device_free()      exhausted without holder-2: gpu-0 held by holder-1, gpu-1 free
   b.request              the template's one request (`exactly`), to change per case
   b.devices / b.slice    the one slice of dx1 and its two devices
   add_node(b, name, …)   dx1 renamed (a second node); taints/labels as asked
@@ -20,21 +22,21 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from helpers import REPO
 
-SHARED = REPO.parent / "shared" / "bundles"
-EXHAUSTED = SHARED / "dra-exhausted-v1.36"
-NO_SLICE = SHARED / "dra-no-slice-v1.36"
+from helpers import RECORDINGS
+
+from analyzer.bundle.catalog import KINDS
+
+EXHAUSTED = RECORDINGS / "dra-exhausted-v1.36"
+NO_SLICE = RECORDINGS / "dra-no-slice-v1.36"
 CLASS = "gpu.example.com"
-KINDS = ("pods", "nodes", "events", "namespaces", "resourcequotas", "runtimeclasses", "resourceclaims",
-         "resourceclaimtemplates", "deviceclasses", "resourceslices")
 
 
 def _items(bundle: Path, kind: str) -> list[dict]:
     return copy.deepcopy(json.loads((bundle / f"{kind}.json").read_text())["items"])
 
 
-def _named(objs: list[dict], name: str) -> dict:
+def named(objs: list[dict], name: str) -> dict:
     found = [o for o in objs if o["metadata"]["name"] == name]
     assert found, f"no object named {name}: {[o['metadata']['name'] for o in objs]}"
     return found[0]
@@ -49,18 +51,18 @@ class DraBundle:
     extra: dict[str, list[dict]] = field(default_factory=dict)  # other kinds (replicasets, …)
 
     def items(self, kind: str) -> list[dict]:
-        got = self.files[kind]
+        got = self.files.get(kind)
         assert got is not None, f"{kind} is left out of this bundle"
         return got
 
     def pod(self, name: str) -> dict:
-        return _named(self.items("pods"), name)
+        return named(self.items("pods"), name)
 
     def claim(self, name: str) -> dict:
-        return _named(self.items("resourceclaims"), name)
+        return named(self.items("resourceclaims"), name)
 
     def template(self, name: str = "one-gpu") -> dict:
-        return _named(self.items("resourceclaimtemplates"), name)
+        return named(self.items("resourceclaimtemplates"), name)
 
     @property
     def device_class(self) -> dict:
@@ -94,7 +96,8 @@ class DraBundle:
 
 
 def load(bundle: Path) -> DraBundle:
-    return DraBundle(files={k: _items(bundle, k) for k in KINDS},
+    """Every catalog kind the recording has (a kind it lacks stays out: items() refuses it)."""
+    return DraBundle(files={k.name: _items(bundle, k.name) for k in KINDS if (bundle / k.file).is_file()},
                      version=json.loads((bundle / "version.json").read_text()))
 
 
@@ -106,21 +109,40 @@ def no_slice() -> DraBundle:
     return load(NO_SLICE)
 
 
+def without_holders() -> DraBundle:
+    """The exhausted recording before the holders ran: the waiter alone, both devices of dx1 free."""
+    b = exhausted()
+    for holder in ("holder-1", "holder-2"):
+        b.drop("pods", holder)
+    b.files["resourceclaims"] = [c for c in b.items("resourceclaims") if not c["metadata"]["name"].startswith("holder-")]
+    b.files["events"] = [e for e in b.items("events") if e["involvedObject"]["name"] not in ("holder-1", "holder-2")]
+    return b
+
+
+def not_generated(b: DraBundle, pod: str = "waiter") -> dict:
+    """The pod as it is before the claim controller made its claim for `gpu` (so it is judged on the
+    template): its resourceClaimStatuses and its generated claim gone. Returns the pod."""
+    raw = b.pod(pod)
+    raw["status"].pop("resourceClaimStatuses", None)
+    b.files["resourceclaims"] = [
+        c for c in b.items("resourceclaims")
+        if c["metadata"].get("annotations", {}).get("resource.kubernetes.io/pod-claim-name") != "gpu"
+        or c["metadata"]["ownerReferences"][0]["name"] != pod]
+    return raw
+
+
 def waiter_alone() -> DraBundle:
     """The exhausted recording before the holders ran and before the claim controller made the waiter's
     claim: the waiter is judged on the template (both devices of dx1 free)."""
-    b = exhausted()
-    b.files["pods"] = [b.pod("waiter")]
-    b.files["resourceclaims"] = []
-    b.pod("waiter")["status"].pop("resourceClaimStatuses", None)
-    b.files["events"] = [e for e in b.items("events") if e["involvedObject"]["name"] not in ("holder-1", "holder-2")]
+    b = without_holders()
+    not_generated(b)
     return b
 
 
 def add_node(b: DraBundle, name: str, *, taints: list[dict] | None = None, labels: dict[str, str] | None = None,
              allocatable: dict[str, str] | None = None) -> dict:
     """dx1 (the recorded node) under another name; its taints, labels and allocatable changed as asked."""
-    node = copy.deepcopy(_named(_items(EXHAUSTED, "nodes"), "dx1"))
+    node = copy.deepcopy(named(_items(EXHAUSTED, "nodes"), "dx1"))
     meta = node["metadata"]
     meta["name"] = name
     meta["uid"] = str(uuid.uuid4())
@@ -141,7 +163,7 @@ def add_node(b: DraBundle, name: str, *, taints: list[dict] | None = None, label
 
 def pending_pod(b: DraBundle, name: str, resource_claims: list[dict], *, limits: dict[str, str] | None = None) -> dict:
     """The recorded waiter renamed, naming other claims (no claim generated for it yet)."""
-    pod = copy.deepcopy(_named(_items(EXHAUSTED, "pods"), "waiter"))
+    pod = copy.deepcopy(named(_items(EXHAUSTED, "pods"), "waiter"))
     pod["metadata"]["name"] = name
     pod["metadata"]["uid"] = str(uuid.uuid4())
     pod["status"].pop("resourceClaimStatuses", None)
@@ -161,7 +183,7 @@ def pending_pod(b: DraBundle, name: str, resource_claims: list[dict], *, limits:
 def standalone_claim(b: DraBundle, name: str, spec: dict | None = None) -> dict:
     """A ResourceClaim made by hand (not from a template): the recorded waiter's claim, renamed, unowned,
     unallocated; its spec the template's unless given."""
-    claim = copy.deepcopy(_named(_items(EXHAUSTED, "resourceclaims"), "waiter-gpu-2p5g6"))
+    claim = copy.deepcopy(named(_items(EXHAUSTED, "resourceclaims"), "waiter-gpu-2p5g6"))
     meta = claim["metadata"]
     meta.update({"name": name, "uid": str(uuid.uuid4())})
     for k in ("ownerReferences", "annotations", "generateName"):
@@ -188,7 +210,7 @@ def to_v1beta1(b: DraBundle) -> None:
 
 
 # ---- DeviceTaintRules -------------------------------------------------------------------------------------
-# No rule is in the shared recordings: a rule is written in the shape a v1.36 server returns it
+# No rule is in the recordings: a rule is written in the shape a v1.36 server returns it
 # (k8s.io/api resource/v1beta2 types.go DeviceTaintRule; v1alpha3 of v1.33/v1.34 adds deviceSelector.deviceClassName
 # and .selectors), metadata as the server fills it, taint.timeAdded as SetDefaults_DeviceTaint sets it.
 

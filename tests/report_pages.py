@@ -1,11 +1,9 @@
 """Helpers for the ticket-report tests: build a report in-process, read an HTML page as a person sees it,
-and generate a synthetic bundle."""
+(generated bundles: the session's `generated_large`, conftest.py)."""
 
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,9 +12,6 @@ from analyzer.pipeline import Options, analyse
 from analyzer.report import html, markdown
 from analyzer.report.ticket import report_data
 from analyzer.report.ticket_records import ReportData
-
-REPO = Path(__file__).resolve().parents[1]
-GENERATOR = REPO / "scripts" / "generate_bundle.py"
 
 
 def data_of(bundle: Path | str) -> ReportData:
@@ -102,10 +97,3 @@ def node_row(page: Page, node: str) -> list[str]:
     found = [r for r in page.rows if r and r[0] == node]
     assert len(found) == 1, f"{node}: {len(found)} rows in {page.rows}"
     return found[0]
-
-
-def generate(out: Path, nodes: int, pods: int, seed: int = 1) -> Path:
-    cmd = [sys.executable, str(GENERATOR), "--nodes", str(nodes), "--pods", str(pods), "--seed", str(seed), "--out", str(out)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    return out

@@ -377,7 +377,7 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 def test_an_unusable_status_is_a_finding_naming_file_and_path(tmp_path: Path, text: str, found: str) -> None:
     b = Bundle(tmp_path, CA)
     b.set_status(text)
-    r = run_cli("analyze", b.root, timeout=60)
+    r = run_cli("analyze", b.root)
     assert_clean_failure(r, 2, f"{STATUS}: $.items[0].data.status", found)
     assert "ml/embed-corpus-rwtjk" in r.stdout  # every pod still answered (the events still decide)
 

@@ -1,5 +1,5 @@
 """CEL device selectors (analyzer/model/dra/cel.py, cel_devices.py, cel_functions.py, cel_limits.py), on
-the devices and DeviceClass of the real dra-exhausted-v1.36 bundle in ../shared/bundles (cases change only what they need).
+the devices and DeviceClass of the real dra-exhausted-v1.36 recording (tests/data/recordings) (cases change only what they need).
 
 Kubernetes rules are cited from k8s.io/dynamic-resource-allocation/cel/compile.go (the `device`
 variable, DeviceMatches), k8s.io/apiserver/pkg/cel/library/quantity.go and semverlib.go (the
@@ -12,18 +12,18 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from analyzer.model.dra.cel import Match, Selectors, Unevaluable
 from analyzer.model.dra.cel_devices import Device, DeviceError, Quantity, Version, device_from_slice
 from analyzer.model.dra.cel_limits import MAX_ATTRIBUTES_AND_CAPACITIES, MAX_EXPRESSION_BYTES
+from dra_fixtures import exhausted
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
-BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "bundles" / "dra-exhausted-v1.36"
-SLICE = json.loads((BUNDLE / "resourceslices.json").read_text())["items"][0]
-DEVICE_CLASS = json.loads((BUNDLE / "deviceclasses.json").read_text())["items"][0]
+RECORDED = exhausted()  # the recording as it is (tests/dra_fixtures.py)
+SLICE = RECORDED.slice
+DEVICE_CLASS = RECORDED.device_class
 DRIVER = SLICE["spec"]["driver"]  # gpu.example.com
 RAW_GPU0 = SLICE["spec"]["devices"][0]  # index 0, model h100, uuid GPU-dx1-h100-0, memory 80Gi
 CLASS_SELECTOR = DEVICE_CLASS["spec"]["selectors"][0]["cel"]["expression"]

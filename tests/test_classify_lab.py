@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from analyzer.rules.order import DECIDED
-from conftest import (LAB, REPO, LAB_ATTEMPT_WORDS, LAB_MANIFESTS, LAB_WORDS, ORDER_WORDS, SCHEMAS, analyse_dir, funnel_table,
+from helpers import LAB, REPO, SCHEMAS
+from conftest import (LAB_ATTEMPT_WORDS, LAB_MANIFESTS, LAB_WORDS, ORDER_WORDS, analyse_dir, funnel_table,
                       bound_pod, cli_words, copy_lab, cordon, failed_scheduling_event, gpu_node, gpu_pod, lab_items,
                       lab_node, make_bundle, run_cli, set_message, verdict, words_of)
 

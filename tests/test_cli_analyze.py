@@ -7,7 +7,8 @@ import json
 
 
 from verdict_json import old_shape
-from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, SCHEMAS, bound_pod, cli_words,
+from helpers import LAB, SCHEMAS
+from conftest import (LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, bound_pod, cli_words,
                       gpu_node, gpu_pod, make_bundle, plain_pod, run_cli)
 
 ALL_LAB = {**LAB_WORDS, **LAB_ATTEMPT_WORDS}

@@ -25,12 +25,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.bundle.catalog import BY_NAME, DRA_GROUP, KINDS as CATALOG, MAY_BE_UNSERVED
+from helpers import LAB, SCHEMAS, run_cli
+from stand_in import SCRIPT, Kube
 
-REPO = Path(__file__).resolve().parents[1]
-LAB = REPO / "dumps" / "lab-seven-states-v1.36"
-SCRIPT = REPO / "scripts" / "collect.py"
-FAKE_DIR = REPO / "tests" / "fake_kubectl"
-SCHEMAS = REPO / "schemas"
 
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -53,68 +50,6 @@ FORBIDDEN_PODS = ('Error from server (Forbidden): pods is forbidden: User '
 NO_RUNTIMECLASSES = 'error: the server doesn\'t have a resource type "runtimeclasses"\n'
 TIMEOUT = "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout\n"
 DEADLINE = "error: context deadline exceeded\n"
-
-
-class Kube:
-    """One stand-in cluster: replay data, a work dir (cwd), the argv log."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.data = tmp / "data"
-        self.work = tmp / "work"
-        self.log = tmp / "kubectl.log"
-        self.data.mkdir()
-        self.work.mkdir()
-        for f in LAB.glob("*.json"):
-            shutil.copy(f, self.data / f.name)
-        shutil.copy(LAB / "admission-errors.txt", self.data / "admission-errors.txt")
-        shutil.copytree(LAB / "manifests", self.work / "manifests")
-        self.extra: dict[str, str] = {}
-
-    def env(self, **extra: str) -> dict[str, str]:
-        env = dict(os.environ)
-        # The fake's `#!/usr/bin/env python3` finds this interpreter's directory
-        # first (fast; no pyenv shim), after the fake kubectl itself.
-        env["PATH"] = os.pathsep.join([str(FAKE_DIR), os.path.dirname(sys.executable),
-                                       env.get("PATH", "")])
-        env["FAKE_KUBECTL_DATA"] = str(self.data)
-        env["FAKE_KUBECTL_LOG"] = str(self.log)
-        env["PYTHONPATH"] = str(REPO)
-        env.pop("KUBECONFIG", None)
-        env.update(self.extra)
-        env.update(extra)
-        return env
-
-    def collect(self, *args: str, python: str | None = None, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([python or sys.executable, str(SCRIPT), *args], cwd=self.work,
-                              env=self.env(**extra), capture_output=True, text=True, timeout=60)
-
-    def popen(self, *args: str, **extra: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=self.work,
-                                env=self.env(**extra), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-
-    def bundle(self, result: subprocess.CompletedProcess) -> Path:
-        return self.work / result.stdout.splitlines()[-1]
-
-    def argvs(self) -> list[list[str]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-    def set_list(self, resource: str, obj: dict) -> bytes:
-        data = (json.dumps(obj, indent=4, ensure_ascii=False) + "\n").encode()
-        (self.data / f"{resource}.json").write_bytes(data)
-        return data
-
-
-@pytest.fixture
-def kube(tmp_path: Path) -> Kube:
-    return Kube(tmp_path)
-
-
-def analyzer(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "analyzer", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def load_script():
@@ -220,9 +155,9 @@ def test_bundle_validates_with_the_analyzer(kube: Kube) -> None:
     r = kube.collect("--manifest", REFUSED[0], "--manifest", REFUSED[1], "--archive")
     assert r.returncode == 0, r.stderr
     bundle = kube.bundle(r)
-    v = analyzer("validate", str(bundle))
+    v = run_cli("validate", str(bundle))
     assert v.returncode == 0, v.stdout + v.stderr
-    v = analyzer("validate", str(bundle) + ".tar.gz")
+    v = run_cli("validate", str(bundle) + ".tar.gz")
     assert v.returncode == 0, v.stdout + v.stderr
 
 
@@ -230,7 +165,7 @@ def test_bundle_validates_with_the_analyzer(kube: Kube) -> None:
 
 
 def words(path: Path | str) -> list[str]:
-    r = analyzer("analyze", str(path), "-o", "words")
+    r = run_cli("analyze", str(path), "-o", "words")
     assert r.returncode == 0, r.stdout + r.stderr
     return sorted(line for line in r.stdout.splitlines() if line.strip())
 
@@ -706,7 +641,7 @@ def test_gpu_triage_collect_runs_the_same_script(kube: Kube, monkeypatch, capsys
 
 def test_python_m_analyzer_collect_help_is_the_collectors() -> None:
     """Waits for the CLI wiring (`gpu-triage collect` passing args through)."""
-    r = analyzer("collect", "--help")
+    r = run_cli("collect", "--help")
     assert r.returncode == 0, r.stderr
     assert "--manifest" in r.stdout and "--no-redact" in r.stdout and "partial" in r.stdout
 

@@ -1,6 +1,6 @@
 """The collector reads the Dynamic Resource Allocation kinds (shared/spec/dra.md
 "What the collector adds"), replayed from the real v1.36.2 recordings in
-/work/shared/bundles by the stand-in kubectl.
+tests/data/recordings by the stand-in kubectl.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from test_collect import (MARKER, Kube, analyzer, assert_valid, entry, expected_redaction,
+from test_collect import (MARKER, assert_valid, entry, expected_redaction,
                           load_script, manifest_of)
+from helpers import RECORDINGS, run_cli
+from stand_in import Kube
 
-BUNDLES = Path("/work/shared/bundles")
 DRA_RECORDINGS = ["dra-no-slice-v1.36", "dra-exhausted-v1.36"]
 DRA_FILES = ["resourceclaims.json", "resourceclaimtemplates.json", "resourceslices.json",
              "deviceclasses.json"]
@@ -28,7 +29,7 @@ NOT_SERVED = 'error: the server doesn\'t have a resource type "{}"\n'
 
 def replay(kube: Kube, recording: str) -> Path:
     """Make the stand-in kubectl replay a recorded DRA cluster."""
-    src = BUNDLES / recording
+    src = RECORDINGS / recording
     for f in kube.data.iterdir():
         f.unlink()
     for f in src.glob("*.json"):
@@ -36,12 +37,7 @@ def replay(kube: Kube, recording: str) -> Path:
     return src
 
 
-@pytest.fixture
-def kube(tmp_path: Path) -> Kube:
-    return Kube(tmp_path)
 
-
-@pytest.mark.skipif(not BUNDLES.is_dir(), reason="the shared recordings are not on this machine")
 @pytest.mark.parametrize("recording", DRA_RECORDINGS)
 def test_dra_files_are_the_recorded_kubectl_output(kube: Kube, recording: str) -> None:
     """--no-redact: the four DRA files are the recording byte for byte. With
@@ -140,7 +136,7 @@ def test_a_server_without_the_dra_group_is_not_a_failure(kube: Kube) -> None:
         assert f"{kind}: not served by this cluster" in r.stderr.splitlines()
     assert r.stderr.splitlines()[-1].startswith("complete: ")
     assert entry(m, "pods.json")["status"] == "ok"
-    v = analyzer("validate", str(bundle))
+    v = run_cli("validate", str(bundle))
     assert v.returncode == 0, v.stdout + v.stderr
 
 

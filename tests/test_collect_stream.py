@@ -18,20 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from test_collect import (LAB, MARKER, REPO, STAMP, Kube, assert_valid, entry, expected_redaction,
+from helpers import LAB, REPO
+from test_collect import (MARKER, STAMP, assert_valid, entry, expected_redaction,
                           load_script, manifest_of)
+from stand_in import Kube
 
-BUNDLES = Path("/work/shared/bundles")
 REFUSED_LINE = ("The connection to the server localhost:8080 was refused - did you specify the "
                 "right host or port?")
 TIMEOUT_LINE = "Unable to connect to the server: dial tcp 10.0.0.1:6443: i/o timeout"
 NO_CONFIG_LINE = ("error: invalid configuration: no configuration has been provided, try setting "
                   "KUBERNETES_MASTER environment variable")
 
-
-@pytest.fixture
-def kube(tmp_path: Path) -> Kube:
-    return Kube(tmp_path)
 
 
 def dumps_kubectl(obj: object) -> bytes:

@@ -1,7 +1,7 @@
 """The DRA engine (analyzer/dra): views of the four kinds, and which devices a pod's claims can use per node.
 
 Every object starts as a deep copy of the real v1.36.2 objects in
-../shared/bundles/dra-no-slice-v1.36 and dra-exhausted-v1.36 and changes only
+tests/data/recordings/dra-no-slice-v1.36 and dra-exhausted-v1.36 and changes only
 what the case needs. The steps are those of ../shared/spec/dra.md; the search
 mirrors k8s.io/dynamic-resource-allocation/structured/internal/stable/
 allocator_stable.go (allocateOne, matchAttributeConstraint, lookupAttribute).
@@ -10,46 +10,39 @@ allocator_stable.go (allocateOne, matchAttributeConstraint, lookupAttribute).
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+import dra_fixtures
 from analyzer.model.dra.allocate import DraWorld
+from analyzer.model.dra.cel import Selectors
 from analyzer.model.dra.outcomes import NodeOutcome, Resolution
 from analyzer.model.dra.reading import build_views, pod_claims
-from analyzer.model.dra.cel import Selectors
-
-BUNDLES = Path("/work/shared/bundles")
-NO_SLICE = BUNDLES / "dra-no-slice-v1.36"
-EXHAUSTED = BUNDLES / "dra-exhausted-v1.36"
-CLASS = "gpu.example.com"
+from dra_fixtures import CLASS, NO_SLICE, DraBundle, named, not_generated as _not_generated, to_v1beta1
 
 
-def items(bundle: Path, kind: str) -> list[dict]:
-    return copy.deepcopy(json.loads((bundle / f"{kind}.json").read_text())["items"])
-
-
-def by_name(objs: list[dict], name: str) -> dict:
-    return next(o for o in objs if o["metadata"]["name"] == name)
-
-
-@dataclass
+@dataclass(kw_only=True)
 class Node:
     name: str
     labels: dict[str, str]
     allocatable: dict[str, Any] = field(default_factory=dict)
 
 
-def real_node(bundle: Path = EXHAUSTED, name: str | None = None) -> Node:
-    raw = items(bundle, "nodes")[0]
-    node = Node(raw["metadata"]["name"], dict(raw["metadata"]["labels"]), dict(raw["status"]["allocatable"]))
+def node_of(raw: dict, name: str | None = None) -> Node:
+    """The node record the engine reads, from a recorded node (renamed when asked)."""
+    node = Node(name=raw["metadata"]["name"], labels=dict(raw["metadata"]["labels"]),
+                allocatable=dict(raw["status"]["allocatable"]))
     if name:
         node.name = name
         node.labels["kubernetes.io/hostname"] = name
     return node
+
+
+def real_node(name: str | None = None) -> Node:
+    """dx1 of the exhausted recording (renamed when asked)."""
+    return node_of(dra_fixtures.exhausted().items("nodes")[0], name)
 
 
 class CountingSelectors(Selectors):
@@ -64,17 +57,24 @@ class CountingSelectors(Selectors):
         return super().evaluate(expression, device)
 
 
-@dataclass
-class World:
-    """A bundle's DRA objects (editable) and the world built from them."""
+def _kind(name: str) -> property:
+    """One DRA kind of the bundle as an editable list (assigning replaces the bundle's list)."""
+    return property(lambda w: w.bundle.items(name), lambda w, v: w.bundle.files.__setitem__(name, v))
 
-    claims: list[dict]
-    templates: list[dict]
-    classes: list[dict]
-    slices: list[dict]
-    pods: list[dict]
+
+@dataclass(kw_only=True)
+class World:
+    """A recorded bundle (dra_fixtures.DraBundle, the one fixture world) and the DRA engine built from it."""
+
+    bundle: DraBundle
     nodes: list[Node]
-    engine: "CountingSelectors" = field(default_factory=lambda: CountingSelectors())
+    engine: CountingSelectors = field(default_factory=CountingSelectors)
+
+    claims = _kind("resourceclaims")
+    templates = _kind("resourceclaimtemplates")
+    classes = _kind("deviceclasses")
+    slices = _kind("resourceslices")
+    pods = _kind("pods")
 
     def build(self) -> DraWorld:
         views = build_views(resourceclaims=self.claims, resourceclaimtemplates=self.templates,
@@ -82,7 +82,7 @@ class World:
         return DraWorld(views, self.nodes, selectors=self.engine)
 
     def pod(self, name: str) -> dict:
-        return by_name(self.pods, name)
+        return self.bundle.pod(name)
 
     def resolve(self, pod: str | dict) -> Resolution:
         raw = self.pod(pod) if isinstance(pod, str) else pod
@@ -100,37 +100,29 @@ class World:
     @property
     def request(self) -> dict:
         """The template's one request (`exactly`), to change per case."""
-        return self.template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        return self.bundle.request
 
     @property
     def devices(self) -> list[dict]:
-        return self.slices[0]["spec"]["devices"]
+        return self.bundle.devices
 
 
-def load(bundle: Path) -> World:
-    return World(items(bundle, "resourceclaims"), items(bundle, "resourceclaimtemplates"), items(bundle, "deviceclasses"),
-                 items(bundle, "resourceslices"), items(bundle, "pods"), [real_node(bundle)])
+def world_of(bundle: DraBundle) -> World:
+    return World(bundle=bundle, nodes=[node_of(bundle.items("nodes")[0])])
 
 
 def exhausted() -> World:
-    return load(EXHAUSTED)
+    return world_of(dra_fixtures.exhausted())
 
 
 def free_world() -> World:
     """The exhausted bundle before the holders ran: the waiter alone, both devices of dx1 free."""
-    w = load(EXHAUSTED)
-    w.claims = [c for c in w.claims if not c["metadata"]["name"].startswith("holder-")]
-    w.pods = [p for p in w.pods if p["metadata"]["name"] == "waiter"]
-    return w
+    return world_of(dra_fixtures.without_holders())
 
 
 def not_generated(w: World, pod: str = "waiter") -> dict:
     """The pod as it is before the claim controller made its claim: judged on the template."""
-    raw = w.pod(pod)
-    raw["status"].pop("resourceClaimStatuses", None)
-    w.claims = [c for c in w.claims if c["metadata"].get("annotations", {}).get("resource.kubernetes.io/pod-claim-name") != "gpu"
-                or c["metadata"]["ownerReferences"][0]["name"] != pod]
-    return raw
+    return _not_generated(w.bundle, pod)
 
 
 def counts(outcome: NodeOutcome, i: int = 0) -> dict[str, int]:
@@ -140,7 +132,7 @@ def counts(outcome: NodeOutcome, i: int = 0) -> dict[str, int]:
 # ---- the two real bundles ------------------------------------------------------------------------
 
 def test_no_slice_on_the_node_is_class_step_zero_no_gpu_node():
-    w = load(NO_SLICE)
+    w = world_of(dra_fixtures.load(NO_SLICE))
     res = w.resolve("no-slice")
     assert [rc.owner for rc in res.claims] == ["ResourceClaim lab/no-slice-gpu-qm44j"]
     out = w.outcome("no-slice")
@@ -373,7 +365,7 @@ def test_shared_claim_already_allocated_pins_the_pod_to_its_node():
 
 def test_pod_pinned_to_a_node_without_slices():
     w = exhausted()
-    claim = by_name(w.claims, "holder-1-gpu-92p2f")
+    claim = named(w.claims, "holder-1-gpu-92p2f")
     claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] = ["dx2"]
     assert w.outcome("holder-1").stage == "pinned"
 
@@ -427,23 +419,9 @@ def test_partitionable_devices_and_consumable_capacity_are_unmodelled(edit, reas
 
 # ---- v1beta1 ---------------------------------------------------------------------------------------
 
-def _to_v1beta1(w: World) -> None:
-    for obj in w.claims + w.templates + w.slices + w.classes:
-        obj["apiVersion"] = "resource.k8s.io/v1beta1"
-    for c in w.claims:
-        for r in c["spec"]["devices"]["requests"]:
-            r.update(r.pop("exactly"))
-    for t in w.templates:
-        for r in t["spec"]["spec"]["devices"]["requests"]:
-            r.update(r.pop("exactly"))
-    for s in w.slices:
-        s["spec"]["devices"] = [{"name": d["name"], "basic": {k: v for k, v in d.items() if k != "name"}}
-                                for d in s["spec"]["devices"]]
-
-
 def test_v1beta1_claims_and_slices_read_the_same():
     w = exhausted()
-    _to_v1beta1(w)
+    to_v1beta1(w.bundle)
     assert "exactly" not in w.claims[0]["spec"]["devices"]["requests"][0]
     out = w.outcome("waiter")
     assert (out.stage, counts(out)) == ("free", {"class": 2, "selectors": 2, "taints": 2, "free": 0})
@@ -509,7 +487,7 @@ def test_missing_device_class_for_a_template():
 
 def test_missing_device_class_for_a_standalone_claim_and_a_subrequest():
     w = exhausted()
-    claim = by_name(w.claims, "waiter-gpu-2p5g6")
+    claim = named(w.claims, "waiter-gpu-2p5g6")
     claim["spec"]["devices"]["requests"] = [{"name": "gpu", "firstAvailable": [
         {"name": "big", "deviceClassName": CLASS, "count": 2},
         {"name": "small", "deviceClassName": "gpu.exmaple.com"}]}]

@@ -1,6 +1,6 @@
 """The DRA family through the real pipeline (issue 11 "Done when"; causes.md v2 rows 2, 6, 7, 9, 10, 12, 14; dra.md).
 
-Every bundle starts from the real v1.36.2 objects of ../shared/bundles/dra-*-v1.36 (tests/dra_fixtures.py) and
+Every bundle starts from the real v1.36.2 objects of tests/data/recordings/dra-*-v1.36 (tests/dra_fixtures.py) and
 changes only what the case needs. Each case asserts the word and the evidence a person would check: the device
 counts left after each step of dra.md per node, the holders, the CEL error, the rebuilt scheduler sentence.
 

@@ -1,6 +1,6 @@
 """DeviceTaintRules through the real pipeline (model/dra/taint_rules.py; causes.md row 12; dra.md step 3).
 
-Bundles start from the real v1.36.2 objects of ../shared/bundles/dra-exhausted-v1.36 (tests/dra_fixtures.py); the
+Bundles start from the real v1.36.2 objects of tests/data/recordings/dra-exhausted-v1.36 (tests/dra_fixtures.py); the
 rules are written as the API serves them (no rule is recorded). The Kubernetes code followed:
 k8s.io/dynamic-resource-allocation resourceslice/tracker/tracker.go `applyPatches` (which devices a rule taints;
 the same in v0.33.0 through v0.36.2 apart from deviceClassName/selectors, dropped in v0.35.0) and

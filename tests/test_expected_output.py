@@ -1,27 +1,62 @@
-"""`analyze -o json` on every recorded bundle gives exactly the verdict JSON kept in tests/expected/.
+"""`analyze BUNDLE -o json` on every bundle in the repository gives exactly the JSON kept in tests/expected/.
 
-A change of any word, reason or evidence shows up here as a diff. When a change is intended (a contract change),
-regenerate with: for each bundle, `gpu-triage analyze BUNDLE -o json > tests/expected/<name>.json`, and review the diff.
+The bundles: dumps/lab-seven-states-v1.36 (`dumps-<folder>.json`) and every folder of tests/data/recordings
+(`recordings-<folder>.json`). A change of any word, reason or evidence shows up here as a diff.
+
+When a change is intended (a new family of causes, a contract change), regenerate and review the diff:
+
+    .venv/bin/python -m pytest -q tests/test_expected_output.py --regenerate-expected
+    git diff tests/expected/
+
+`--regenerate-expected` rewrites every expected file from the analyzer as it is now, writes one for a new
+recording, and removes those whose bundle is gone; say in the commit why the verdicts changed.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from helpers import LAB, RECORDINGS, REPO
+from typer.testing import CliRunner
 
-from helpers import LAB, REPO, run_cli
+from analyzer.cli import app
 
-SHARED = REPO.parent / "shared" / "bundles"
-BUNDLES = {"dumps-lab-seven-states-v1.36": LAB,
-           **{f"bundles-{p.name}": p for p in sorted(SHARED.glob("*")) if p.is_dir()}}
+EXPECTED = REPO / "tests" / "expected"
+BUNDLES: dict[str, Path] = {f"dumps-{LAB.name}": LAB,
+                            **{f"recordings-{p.name}": p for p in sorted(RECORDINGS.iterdir()) if p.is_dir()}}
+REGENERATE = "--regenerate-expected"
 
 
-def test_the_shared_recordings_are_there():
-    assert {"bundles-lab-seven-states-v1.36", "bundles-dra-exhausted-v1.36", "bundles-dra-no-slice-v1.36"} <= set(BUNDLES)
+def analyze_json(bundle: Path) -> str:
+    """stdout of `gpu-triage analyze BUNDLE -o json`, run in-process (the same typer app as the console script)."""
+    result = CliRunner().invoke(app, ["analyze", str(bundle), "-o", "json", "--quiet"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == 0, f"exit {result.exit_code}: {result.stderr}"
+    return result.stdout
+
+
+def test_every_bundle_in_the_repository_is_covered() -> None:
+    assert {"dumps-lab-seven-states-v1.36", "recordings-dra-exhausted-v1.36", "recordings-dra-no-slice-v1.36",
+            "recordings-quota-exhausted-now-v1.36", "recordings-multi-attach-v1.36"} <= set(BUNDLES)
+    assert len(BUNDLES) == 1 + sum(1 for p in RECORDINGS.iterdir() if p.is_dir())
 
 
 @pytest.mark.parametrize("name", sorted(BUNDLES))
-def test_verdict_json_is_unchanged(name):
-    r = run_cli("analyze", BUNDLES[name], "-o", "json")
-    assert r.returncode == 0, r.stderr
-    expected = (REPO / "tests" / "expected" / f"{name}.json").read_text()
-    assert r.stdout == expected
+def test_verdict_json_is_unchanged(name: str, request: pytest.FixtureRequest) -> None:
+    got = analyze_json(BUNDLES[name])
+    path = EXPECTED / f"{name}.json"
+    if request.config.getoption(REGENERATE):
+        path.write_text(got)
+        return
+    assert path.is_file(), f"no {path.relative_to(REPO)}: run pytest {__name__}.py {REGENERATE}"
+    assert got == path.read_text(), f"{name}: the verdicts changed; if intended, run pytest {REGENERATE} (see docstring)"
+
+
+def test_no_expected_file_without_its_bundle(request: pytest.FixtureRequest) -> None:
+    orphans = sorted(p for p in EXPECTED.glob("*.json") if p.stem not in BUNDLES)
+    if request.config.getoption(REGENERATE):
+        for p in orphans:
+            p.unlink()
+        return
+    assert not orphans, f"expected output for a bundle that is not in the repository: {orphans}"

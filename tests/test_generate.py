@@ -20,12 +20,10 @@ import pytest
 from analyzer.model.podspec import effective_requests, quota_usage
 from analyzer.model.quantity import parse, scheduler_units
 
-from helpers import run_cli
+from helpers import GENERATOR, generate, run_cli
 
 from analyzer.bundle.catalog import KINDS as CATALOG, MAY_BE_UNSERVED
 
-REPO = Path(__file__).resolve().parents[1]
-GENERATOR = REPO / "scripts" / "generate_bundle.py"
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except those a cluster may not serve (DRA, queues, the autoscalers'
 # CRDs) and cluster-autoscaler's status: it models device-plugin clusters without an autoscaler.
@@ -36,15 +34,6 @@ POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "v
 GPU = "nvidia.com/gpu"
 
 
-def generate(out: Path, nodes: int, pods: int, seed: int, truth: Path | None = None) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, str(GENERATOR), "--nodes", str(nodes), "--pods", str(pods), "--seed", str(seed), "--out", str(out)]
-    if truth is not None:
-        cmd += ["--truth", str(truth)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return result
-
-
 def load(bundle: Path, kind: str) -> list[dict]:
     return json.loads((bundle / f"{kind}.json").read_text())["items"]
 
@@ -53,7 +42,7 @@ def load(bundle: Path, kind: str) -> list[dict]:
 def small(tmp_path_factory) -> tuple[Path, Path]:
     """20 nodes / 300 pods, seed 1, with its truth."""
     root = tmp_path_factory.mktemp("gen")
-    generate(root / "b", 20, 300, 1, root / "truth.tsv")
+    generate(root / "b", nodes=20, pods=300, seed=1, truth=root / "truth.tsv")
     return root / "b", root / "truth.tsv"
 
 
@@ -61,7 +50,7 @@ def small(tmp_path_factory) -> tuple[Path, Path]:
 def medium(tmp_path_factory) -> tuple[Path, Path]:
     """50 nodes / 1,000 pods, seed 7, with its truth."""
     root = tmp_path_factory.mktemp("gen")
-    generate(root / "b", 50, 1000, 7, root / "truth.tsv")
+    generate(root / "b", nodes=50, pods=1000, seed=7, truth=root / "truth.tsv")
     return root / "b", root / "truth.tsv"
 
 
@@ -77,8 +66,8 @@ def truth_of(path: Path) -> dict[str, str]:
 
 def test_same_seed_same_bytes_other_seed_other_bytes(small, tmp_path):
     bundle, truth = small
-    generate(tmp_path / "again", 20, 300, 1, tmp_path / "again.tsv")
-    generate(tmp_path / "other", 20, 300, 2)
+    generate(tmp_path / "again", nodes=20, pods=300, seed=1, truth=tmp_path / "again.tsv")
+    generate(tmp_path / "other", nodes=20, pods=300, seed=2)
     names = sorted(p.name for p in bundle.iterdir())
     assert names == sorted(p.name for p in (tmp_path / "again").iterdir())
     for name in names:

@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import run_cli
+from helpers import generate, run_cli
 
-REPO = Path(__file__).resolve().parents[1]
-GENERATOR = REPO / "scripts" / "generate_bundle.py"
 
 
 @pytest.fixture(scope="module")
 def dra_bundle(tmp_path_factory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("gen-dra")
-    cmd = [sys.executable, str(GENERATOR), "--nodes", "40", "--pods", "600", "--seed", "3", "--out", str(root / "b"),
-           "--truth", str(root / "truth.tsv"), "--dra"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return root / "b", root / "truth.tsv"
+    bundle = generate(root / "b", nodes=40, pods=600, seed=3, truth=root / "truth.tsv", extra=("--dra",))
+    return bundle, root / "truth.tsv"
 
 
 def test_dra_targets_cover_the_claim_words_and_the_analyzer_answers_exactly_the_truth(dra_bundle):

@@ -9,7 +9,6 @@ their straightforward definitions too.
 from __future__ import annotations
 
 
-import pytest
 
 from analyzer.classify import Classifier
 from analyzer.evidence.filters import nearest_failures
@@ -19,7 +18,7 @@ from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
 from conftest import copy_lab, verdict
-from helpers import LAB, generate
+from helpers import LAB
 
 
 def test_lab_taint_is_one_taint_away_from_gpu_tainted():
@@ -56,11 +55,6 @@ def test_a_node_failing_only_the_label_is_named_with_the_label(tmp_path):
     v = verdict(copy_lab(tmp_path, edit={"pods": edit}), "lab/taint")
     assert v.word == "selector-mismatch"
     assert {"node": "gpu-tainted", "reason": "only the label pool=somewhere-else"} in v.evidence["nearest"]
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return generate(tmp_path_factory.mktemp("gen"), nodes=60, pods=1500, seed=11)
 
 
 def _facts(analysis):

@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from helpers import generate
+from helpers import RECORDINGS, SCHEMAS
 
 import tempfile
 
@@ -32,8 +32,7 @@ from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.pipeline import Options, analyse
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)
 
-REPO = Path(__file__).resolve().parents[1]
-SCHEMA = json.loads((REPO / "schemas" / "nodes-output.schema.json").read_text())
+SCHEMA = json.loads((SCHEMAS / "nodes-output.schema.json").read_text())
 ACCELERATORS = ("nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu", "gpu.intel.com/*", "habana.ai/*",
                 "aws.amazon.com/neuron*", "google.com/tpu")
 HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J<b>x</b>|a|b|\nlab/forged"
@@ -208,12 +207,6 @@ def test_tar_gz_bundle(tmp_path):
 
 # -- generated bundles -------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
-    """scripts/generate_bundle.py: 500 nodes / 15,000 pods (GPU, MIG, no-plugin, allocatable-zero, tainted nodes)."""
-    return generate(tmp_path_factory.mktemp("gen"), nodes=500, pods=15000, seed=3)
-
-
 def test_generated_equals_independent_sum(generated):
     doc = assert_equals_independent_sum(generated)
     resources = {r["resource"] for r in doc["rows"]}
@@ -386,8 +379,7 @@ def test_unreadable_bound_pod_marks_its_node_usage_unknown(tmp_path):
 def test_dra_devices_per_device_class_in_the_picture():
     # issue 12: DRA devices per DeviceClass beside the device-plugin resources. The recorded dra-exhausted
     # bundle: dx1 offers two gpu.example.com devices, both allocated (holder-1, holder-2); the waiter wants one.
-    shared = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
-    proc = run_cli("nodes", shared, "-o", "json")
+    proc = run_cli("nodes", RECORDINGS / "dra-exhausted-v1.36", "-o", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     [row] = [r for r in doc["rows"] if r["resource"] == "deviceclass.resource.kubernetes.io/gpu.example.com"]

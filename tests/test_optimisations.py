@@ -9,11 +9,10 @@ from __future__ import annotations
 
 
 import orjson
-import pytest
 
 from analyzer.classify import classify_all
 from analyzer.pipeline import Options, analyse
-from helpers import LAB, generate
+from helpers import LAB
 
 
 def _both(path) -> tuple[list[bytes], list[bytes]]:
@@ -28,11 +27,6 @@ def test_shared_funnels_equal_the_straightforward_path_on_the_lab():
     fast, slow = _both(LAB)
     assert len(fast) == 9
     assert fast == slow
-
-
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory):
-    return generate(tmp_path_factory.mktemp("gen"), nodes=40, pods=900, seed=7)
 
 
 def test_shared_funnels_equal_the_straightforward_path_on_a_generated_bundle(generated):

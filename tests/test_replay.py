@@ -22,22 +22,11 @@ from typing import Iterator
 
 import pytest
 
-from conftest import LAB, LAB_WORDS, REPO
+from conftest import LAB_WORDS
+from helpers import LAB, RECORDINGS, REPO
 
-SHARED = Path(__file__).parents[2] / "shared" / "bundles"  # ../shared beside the repo (CI lays it there too)
-DRA = SHARED / "dra-exhausted-v1.36"
-IN_CI = os.environ.get("CI", "").lower() == "true"
+DRA = RECORDINGS / "dra-exhausted-v1.36"
 KUBECTL = shutil.which("kubectl")
-
-
-@pytest.fixture(scope="module")
-def kubectl() -> str:
-    if KUBECTL is None:
-        message = "kubectl is not on PATH: the replay tests run the real kubectl client (v1.32 expected)"
-        if IN_CI:
-            pytest.fail(message + "; CI must install it", pytrace=False)
-        pytest.skip(message)
-    return KUBECTL
 
 
 def _items(bundle: Path, kind: str) -> list[dict]:
@@ -105,11 +94,6 @@ def lab(kubectl: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repl
 
 @pytest.fixture(scope="module")
 def dra(kubectl: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replay]:
-    if not DRA.is_dir():
-        message = f"{DRA} is missing (the shared recorded bundles sit beside the repo)"
-        if IN_CI:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
     with serving(DRA, tmp_path_factory.mktemp("dra")) as replay:
         yield replay
 

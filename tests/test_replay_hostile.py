@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -15,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAB, REPO, copy_lab, kubectl_list, lab_node, lab_pod, make_bundle
-from test_replay import kubectl, serving  # noqa: F401 - kubectl is the shared fixture
+from analyzer.replay.api import MAX_LIMIT
+from helpers import LAB, REPO
+from conftest import copy_lab, kubectl_list, lab_node, lab_pod, make_bundle
+from test_replay import serving
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def _rss_kib(pid: int) -> int:
@@ -29,7 +29,7 @@ def _rss_kib(pid: int) -> int:
 
 
 def _tiny_pod(i: int) -> dict:
-    """A lab pod reduced to what the API and printer read, so 50,000 of them stay ~20 MB."""
+    """A lab pod reduced to what the API and printer read, so thousands of them stay small."""
     p = lab_pod("exhausted")
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"p-{i:05d}", "namespace": f"ns-{i % 50}", "uid": f"u-{i}",
@@ -56,13 +56,18 @@ def test_names_with_control_characters_are_served_and_listed(kubectl: str, tmp_p
 
 
 @pytest.mark.slow
-def test_a_50000_pod_list_is_served_in_pages_kubectl_follows(kubectl: str, tmp_path: Path) -> None:
-    n = 50_000
+def test_a_large_pod_list_is_served_in_pages_kubectl_follows(kubectl: str, tmp_path: Path) -> None:
+    """More pods than the largest page (api.MAX_LIMIT): kubectl's 500-item chunks are followed to the end, and
+    no page, whatever limit is asked, is larger than MAX_LIMIT."""
+    n = MAX_LIMIT + 2_000
     bundle = make_bundle(tmp_path, pods=[_tiny_pod(i) for i in range(n)], nodes=[lab_node("gpu-ok")])
     with serving(bundle, tmp_path / "run") as replay:
         status, body = replay.http("GET", "/api/v1/pods?limit=500")
         page = json.loads(body)
         assert status == 200 and len(page["items"]) == 500 and page["metadata"]["remainingItemCount"] == n - 500
+        status, body = replay.http("GET", f"/api/v1/pods?limit={n}")
+        page = json.loads(body)
+        assert status == 200 and len(page["items"]) == MAX_LIMIT and page["metadata"]["remainingItemCount"] == n - MAX_LIMIT
         out = replay.kubectl("get", "pods", "-A", "--no-headers", "-l", "shard=3").stdout  # chunked: limit=500 + continue
         assert len(out.splitlines()) == sum(1 for i in range(n) if i % 7 == 3)
         assert replay.proc.poll() is None

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,8 @@ from analyzer.report.ticket import group_rows, summarise
 from analyzer.report.ticket_records import Header, NearNode, ReportData, SchedulerLines, TargetRow
 from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_pod,
                       renamed_node)
-from report_pages import data_of, generate, html_of, markdown_of, node_row, read_page
+from helpers import copy_bundle, run_cli
+from report_pages import data_of, html_of, markdown_of, node_row, read_page
 
 NINE = {**LAB_WORDS, **LAB_ATTEMPT_WORDS}
 
@@ -35,13 +35,8 @@ def lab():
 
 
 @pytest.fixture(scope="module")
-def gen500(tmp_path_factory) -> Path:
-    return generate(tmp_path_factory.mktemp("gen") / "b500", 500, 15000, seed=1)
-
-
-@pytest.fixture(scope="module")
-def gen500_data(gen500):
-    return data_of(gen500)
+def gen500_data(generated_large):
+    return data_of(generated_large)
 
 
 # -- the lab: nine targets, their words, the header ---------------------------------------------------
@@ -165,12 +160,12 @@ def test_picture_used_equals_an_independent_sum_on_the_lab():
     assert used["gpu-ok"] == 4
 
 
-def test_the_report_feeds_occupancy_from_the_analysis_with_an_independent_sum_on_a_generated_bundle(gen500, gen500_data):
+def test_the_report_feeds_occupancy_from_the_analysis_with_an_independent_sum_on_a_generated_bundle(generated_large, gen500_data):
     """The report builds the picture from the model the analysis already holds (no second parse of pods.json);
     on 500 generated nodes its nvidia.com/gpu use equals the test's own sum over pods.json, node by node."""
     used = {n.name: b.used for p in gen500_data.pools for n in p.nodes for b in n.resources
             if b.resource == "nvidia.com/gpu"}
-    expected = _independent_gpu_use(gen500)
+    expected = _independent_gpu_use(generated_large)
     assert len(used) > 100
     assert used == {n: expected.get(n, 0) for n in used}
 
@@ -361,7 +356,7 @@ def test_html_on_a_500_node_bundle_is_small_and_names_every_target(gen500_data):
 # -- the command ---------------------------------------------------------------------------------------------
 
 def _cli(cwd: Path, *args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "analyzer", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return run_cli(*args, cwd=cwd)
 
 
 def test_report_writes_report_html_in_the_current_directory_by_default(tmp_path):
@@ -405,8 +400,6 @@ def test_report_of_a_partly_invalid_bundle_is_written_and_exits_2(tmp_path):
 def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
     # issue 12 / causes.md v2: lab/taint is one taint away from gpu-tainted, lab/exhausted one freed GPU away
     # from gpu-ok, and a pod no node would take after one change says so.
-    from helpers import LAB, run_cli
-
     out = tmp_path / f"report.{fmt}"
     r = run_cli("report", LAB, "-o", fmt, "--file", out)
     assert r.returncode == 0, r.stderr
@@ -419,8 +412,6 @@ def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
 
 def test_explain_escapes_a_line_break_in_a_name_so_no_line_is_forged(tmp_path):
     """A pod named "a<newline>FORGED line": `why --explain` keeps it on the target's own line, escaped."""
-    from helpers import copy_bundle, run_cli as _run
-
     bundle = copy_bundle(tmp_path)
     (bundle / "manifest.json").unlink()
     doc = json.loads((bundle / "pods.json").read_text())
@@ -428,7 +419,7 @@ def test_explain_escapes_a_line_break_in_a_name_so_no_line_is_forged(tmp_path):
     pod["metadata"].update(name="a\nFORGED line", uid="forged-uid")
     doc["items"].append(pod)
     (bundle / "pods.json").write_text(json.dumps(doc))
-    proc = _run("why", bundle, "lab/a\nFORGED line", "--explain")
+    proc = run_cli("why", bundle, "lab/a\nFORGED line", "--explain")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == "lab/a\\nFORGED line: exhausted"
     assert not any(line.startswith("FORGED") for line in proc.stdout.splitlines())

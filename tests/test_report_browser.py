@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, words_of
-from report_pages import data_of, generate, html_of, read_page
+from report_pages import data_of, html_of, read_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does it)")
@@ -68,8 +68,8 @@ def test_lab_report_in_chromium_shows_every_target_and_word_and_makes_no_request
     assert requests == []
 
 
-def test_generated_500_node_report_in_chromium_names_every_target_and_makes_no_request(tmp_path):
-    bundle = generate(tmp_path / "b500", 500, 15000, seed=1)
+def test_generated_500_node_report_in_chromium_names_every_target_and_makes_no_request(tmp_path, generated_large):
+    bundle = generated_large
     expected = words_of(bundle)  # the analyzer's own answers, by key
     dom, requests = chromium(tmp_path, write(tmp_path, html_of(data_of(bundle))), "--dump-dom")
     text = read_page(dom).text

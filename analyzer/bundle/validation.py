@@ -201,7 +201,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     other unreadable files are recorded in `unreadable` and treated as missing,
     so the pods that do not need them are still answered.
     """
-    schemas = SchemaSet(engine)
+    schemas = _schema_set(engine)  # compiled once per process and engine, not once per bundle
     loaded = Loaded(bundle=bundle, engine=schemas.engine, strict=strict)
     if bundle.manifest is not None:
         man = schemas.whole("manifest")

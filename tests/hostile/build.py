@@ -14,16 +14,14 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import re
 import shutil
 import tarfile
 from pathlib import Path
 from typing import Any, Callable
 import conftest
+from helpers import LAB, RECORDINGS
 
-REPO = Path(__file__).resolve().parents[2]
-LAB = REPO / "dumps" / "lab-seven-states-v1.36"
 DATA = Path(__file__).resolve().parent / "data"
 
 # Index of each lab object in its file (checked by test_lab_indexes_are_what_the_corpus_assumes).
@@ -218,9 +216,9 @@ def bundle(*steps: Step, manifest: bool = True) -> Callable[[Path], Path]:
     return build
 
 
-# -- DRA bundles (shared/bundles/dra-exhausted-v1.36, real v1.36.2 objects; no manifest.json) ------------
+# -- DRA bundles (tests/data/recordings/dra-exhausted-v1.36, real v1.36.2 objects; no manifest.json) ------------
 
-DRA = REPO.parent / "shared" / "bundles" / "dra-exhausted-v1.36"
+DRA = RECORDINGS / "dra-exhausted-v1.36"
 DRA_WORDS = {"lab/holder-1": "node-side", "lab/holder-2": "node-side", "lab/waiter": "exhausted"}
 DRA_WAITER_CLAIM = 2  # resourceclaims.json $.items[2]: lab/waiter-gpu-2p5g6, the claim the waiter is judged on
 
@@ -357,35 +355,3 @@ def words_from_stdout(stdout: str) -> dict[str, str]:
     return out
 
 
-def _file_digest(p: Path, whole: int = 64 << 20) -> str:
-    """sha256 of the content; for files over `whole` bytes (sparse giants), of size, mtime and both ends."""
-    st = p.stat()
-    if st.st_size <= whole:
-        return hashlib.sha256(p.read_bytes()).hexdigest()
-    h = hashlib.sha256(f"{st.st_size}:{st.st_mtime_ns}".encode())
-    with open(p, "rb") as fh:
-        h.update(fh.read(1 << 20))
-        fh.seek(-(1 << 20), os.SEEK_END)
-        h.update(fh.read())
-    return "large:" + h.hexdigest()
-
-
-def tree_digest(root: Path, skip: tuple[Path, ...] = ()) -> dict[str, str]:
-    """Every path under root with its sha256 (links as links, FIFOs as fifos), never following links."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        d = Path(dirpath)
-        dirnames[:] = [n for n in dirnames if (d / n) not in skip]
-        for n in dirnames:
-            p = d / n
-            out[str(p.relative_to(root))] = "link:" + os.readlink(p) if p.is_symlink() else "dir"
-        for n in filenames:
-            p = d / n
-            rel = str(p.relative_to(root))
-            if p.is_symlink():
-                out[rel] = "link:" + os.readlink(p)
-            elif p.is_file():
-                out[rel] = _file_digest(p)
-            else:
-                out[rel] = "special"
-    return out

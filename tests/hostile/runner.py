@@ -19,8 +19,11 @@ from pathlib import Path
 
 # Not "__main__": a forkserver that preloads it re-runs the parent's main script. Under `python -m pytest`
 # (CI) children skip the main module; under the `pytest` script each child imports pytest once more (slower).
-PRELOAD = ["analyzer.cli", "analyzer.pipeline", "analyzer.report", "analyzer.validate", "analyzer.targets",
-           "analyzer.classify", "yaml", "tarfile"]
+# Everything `validate` and `analyze` import, lazily included (the JSON Schema engine, the CEL bindings, the output
+# formats): a name that no longer imports would be skipped silently by the forkserver, so a test imports each.
+PRELOAD = ["analyzer.cli", "analyzer.pipeline", "analyzer.report", "analyzer.report.json_format",
+           "analyzer.report.table", "analyzer.report.words_format", "analyzer.progress", "analyzer.bundle.validation",
+           "analyzer.targets", "analyzer.classify", "analyzer.model.dra.cel", "jsonschema_rs", "cel", "yaml", "tarfile"]
 
 # Executed by `exec` in the forked child (a builtin target pickles by reference; no test module is imported there).
 CHILD = r"""
