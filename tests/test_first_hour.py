@@ -328,3 +328,16 @@ def test_nodes_never_cuts_a_long_node_name(tmp_path):
     bundle = copy_lab(tmp_path, edit={"nodes": lambda items: [*items, renamed_node("gpu-ok", long_name)]})
     out = cli("nodes", bundle).stdout
     assert long_name in out and "…" not in out
+
+
+def test_the_readmes_diff_example_runs_as_written(tmp_path):
+    """The what-if block: its python edit, run on a copy (in tmp_path, not /tmp), then diff, prints what it shows."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("$ rm -rf /tmp/lab-after && cp -r dumps/lab-seven-states-v1.36 /tmp/lab-after\n", 1)[1]
+    script = block.split("$ python3 - <<'EOF'\n", 1)[1].split("EOF\n", 1)[0]
+    shown = block.split("$ gpu-triage diff dumps/lab-seven-states-v1.36 /tmp/lab-after\n", 1)[1].split("```", 1)[0]
+    after = tmp_path / "lab-after"
+    shutil.copytree(LAB, after)
+    subprocess.run([sys.executable, "-"], input=script.replace("/tmp/lab-after", str(after)), text=True, check=True)
+    out = cli("diff", "dumps/lab-seven-states-v1.36", after).stdout
+    assert out == shown.replace("/tmp/lab-after", str(after))
