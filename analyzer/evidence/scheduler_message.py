@@ -15,7 +15,8 @@ import re
 from collections import Counter
 
 from analyzer.model.nodes import NodeView
-from analyzer.model.views import Cluster, SchedulerSaid
+from analyzer.model.events import SchedulerSaid
+from analyzer.model.views import Cluster
 from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint
 from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
 from analyzer.model.target import Target
