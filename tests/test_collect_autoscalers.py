@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers import RECORDINGS
-from test_collect import Kube, analyzer, assert_valid, entry, manifest_of
+from helpers import run_cli as analyzer
+from stand_in import Kube
+from test_collect import assert_valid, entry, manifest_of
 
 CA = RECORDINGS / "ca-scale-up-in-flight-v1.36"
 KARPENTER = RECORDINGS / "karpenter-nodepool-limits-v1.36"

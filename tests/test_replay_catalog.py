@@ -13,7 +13,7 @@ from analyzer.bundle.catalog import KINDS
 from analyzer.replay.kinds import RESOURCES as SERVED
 from analyzer.replay.tables import TABLES
 from helpers import RECORDINGS
-from test_replay import kubectl, serving  # noqa: F401  (the fixture and the one way to run serve)
+from test_replay import serving  # the one way to run serve (the kubectl fixture is conftest's)
 
 # Real objects of every kind: the DRA recording first, then the lab's and the autoscaler recording's (its
 # ReplicaSets, Jobs, StatefulSets and DaemonSets).
@@ -54,7 +54,7 @@ def test_replay_tables_name_only_catalog_kinds_and_every_catalog_kind_is_served(
     assert [k.name for k in SERVED] == [k.name for k in KINDS]
 
 
-def test_real_kubectl_lists_every_catalog_kind_from_serve(kubectl, tmp_path):  # noqa: F811
+def test_real_kubectl_lists_every_catalog_kind_from_serve(kubectl, tmp_path):
     root = _every_kind(tmp_path)
     with serving(root, tmp_path / "serve") as replay:
         for kind in KINDS:
@@ -72,7 +72,7 @@ def test_short_names_come_from_the_catalog(kind):
     assert next(s for s in SERVED if s.name == kind.name).short_names == kind.short_names
 
 
-def test_kubectl_get_workloads_and_clusterqueues_by_their_short_plurals(kubectl, tmp_path):  # noqa: F811
+def test_kubectl_get_workloads_and_clusterqueues_by_their_short_plurals(kubectl, tmp_path):
     """What a Kueue user types: the plurals alone, two kinds in one call, from a recording with a real Kueue."""
     bundle = RECORDINGS / "quota-exhausted-now-v1.36"
     with serving(bundle, tmp_path / "serve") as replay:
