@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from analyzer.bundle.catalog import CA_STATUS
+from analyzer.bundle.catalog import CA_STATUS, CA_STATUS_CONFIGMAP
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.events import NOT_SCHEDULERS, component_of, event_time, instant
@@ -33,7 +33,6 @@ EVENT_REASONS: tuple[str, ...] = ("TriggeredScaleUp", "NotTriggerScaleUp", "Nomi
 # A pod names the ProvisioningRequest it consumes (the second key is the deprecated one, still honoured).
 PROVREQ_ANNOTATIONS = ("autoscaling.x-k8s.io/consume-provisioning-request",
                        "cluster-autoscaler.kubernetes.io/consume-provisioning-request")
-STATUS_FILE = "configmaps.cluster-autoscaler-status.json"
 MAX_STATUS_BYTES = 1 << 20  # a ConfigMap's data cannot exceed 1 MiB (the API server's limit)
 
 
@@ -222,7 +221,7 @@ def _group(g: dict) -> Group | None:
 
 def _ca_status(loaded: Loaded, findings: list[Violation]) -> CaStatus | None:
     """The status text, parsed bounded: a YAML bomb is a finding naming the file and path, never a hang."""
-    doc = loaded.documents.get(STATUS_FILE.removesuffix(".json"))
+    doc = loaded.documents.get(CA_STATUS_CONFIGMAP.name)
     if doc is None:
         return None
     for i, item in doc.valid_items():
