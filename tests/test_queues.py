@@ -295,3 +295,21 @@ def test_volcano_gang_that_does_not_fit_at_once_is_exhausted(tmp_path):
     for i in range(3):
         v = got[f"team-a/gang-{i}"]
         assert v.word == w.EXHAUSTED and "2 of 3 members fit now" in v.reason
+
+
+def test_nodes_and_report_show_the_queue_table_on_the_real_kueue_recording():
+    """queues.md: per ClusterQueue and flavor, GPU nominal / reserved (by which workloads) / borrowed / waiting.
+    The recording: gpu-cluster-queue's 8 nominal nvidia.com/gpu in flavor a100, all reserved by two admitted Jobs."""
+    import json as _json
+
+    from helpers import RECORDINGS, run_cli
+
+    bundle = RECORDINGS / "quota-exhausted-now-v1.36"
+    doc = _json.loads(run_cli("nodes", bundle, "-o", "json").stdout)
+    [row] = doc["queues"]
+    assert (row["cluster_queue"], row["flavor"], row["resource"], row["nominal"], row["reserved"], row["borrowed"],
+            row["waiting"]) == ("gpu-cluster-queue", "a100", "nvidia.com/gpu", 8, 8, 0, 1)
+    assert row["reserved_by"].count("(4)") == 2
+    page = run_cli("report", bundle, "-o", "markdown", "--file", "-").stdout
+    assert "## Queues" in page and "| gpu-cluster-queue |  | a100 | nvidia.com/gpu | 8 | **8** |" in page
+    assert "Kueue ClusterQueues" not in run_cli("nodes", RECORDINGS / "lab-seven-states-v1.36").stdout  # no Kueue: no table

@@ -14,6 +14,7 @@ from analyzer.model.dra.reading import pod_claims
 from analyzer.model.matching import tolerations_of
 from analyzer.model.podspec import effective_requests
 from analyzer.occupancy import Occupancy, PodUse, compute
+from analyzer.occupancy.queues import queue_rows
 
 if TYPE_CHECKING:
     from analyzer.pipeline import Analysis
@@ -63,7 +64,8 @@ def occupancy_of(analysis: "Analysis", config: AcceleratorConfig | None = None) 
                                tolerations=_tolerations(t.spec)))
     if c.dra is not None:
         facts, uses, config = _with_devices(analysis, facts, uses, config)
-    return replace(compute(facts, uses, config), not_started=_not_started(analysis))
+    return replace(compute(facts, uses, config), not_started=_not_started(analysis),
+                   queues=tuple(queue_rows(c.queues, config)))
 
 
 def _not_started(analysis: "Analysis") -> dict[str, tuple[tuple[str, str], ...]]:

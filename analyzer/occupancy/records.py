@@ -124,6 +124,7 @@ class Occupancy:
     problems: tuple[str, ...] = ()  # unreadable items (file, JSON path, why): the picture is partial
     # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    queues: tuple = ()  # Kueue ClusterQueues per flavor and GPU resource (occupancy/queues.QueueRow)
     # node -> bound pods that have not started there, each with its cause word (rows 7-10): (ns/name, word)
     not_started: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 

@@ -90,6 +90,7 @@ def render(data: ReportData, out: TextIO) -> None:
     _header(data, w)
     _summary(data, w)
     _occupancy(data, w)
+    _queues(data, w)
     _autoscalers(data, w)
     _targets(data, w)
     w(f"<footer>Written by gpu-triage {_e(h.version)} from the bundle alone, offline. The scheduler's own message is "
@@ -244,6 +245,21 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
       'used = requests of pods bound to the node and not finished</span></div>\n')
     for pool in data.pools:
         _pool(pool, w)
+
+
+def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+    if not data.queues:
+        return
+    w('<h2 id="queues">Queues</h2>\n<p class="muted">Kueue\'s ClusterQueues per flavor and GPU resource: the nominal '
+      'quota, what admitted workloads reserve (beyond the nominal: borrowed from the cohort) and how many wait</p>\n')
+    w("<table><tr><th>ClusterQueue</th><th>Cohort</th><th>Flavor</th><th>Resource</th><th>Nominal</th>"
+      "<th>Reserved</th><th>Borrowed</th><th>Reserved by</th><th>Waiting</th></tr>\n")
+    for r in data.queues:
+        left = f'<span class="warn">{r.reserved}</span>' if r.alert else str(r.reserved)
+        w(f"<tr><td><code>{_e(r.cluster_queue)}</code></td><td>{_e(r.cohort)}</td><td>{_e(r.flavor)}</td>"
+          f"<td><code>{_e(r.resource)}</code></td><td>{r.nominal}</td><td>{left}</td><td>{r.borrowed or ''}</td>"
+          f"<td>{_e(r.held_by)}</td><td>{r.waiting or ''}</td></tr>\n")
+    w("</table>\n")
 
 
 def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]

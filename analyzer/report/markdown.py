@@ -77,6 +77,7 @@ def _page(data: ReportData, level: Level, *, shortened: bool, limit: int) -> str
     _header(data, w)
     _summary(data, w)
     _occupancy(data, level, w)
+    _queues(data, w)
     _autoscalers(data, w)
     _targets(data, level, w)
     return "".join(parts)
@@ -202,6 +203,19 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
         return
     for pool in data.pools:
         _pool(pool, level, w)
+
+
+def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+    if not data.queues:
+        return
+    w("## Queues\n\nKueue's ClusterQueues per flavor and GPU resource (reserved beyond the nominal: borrowed).\n\n"
+      "| ClusterQueue | Cohort | Flavor | Resource | Nominal | Reserved | Borrowed | Reserved by | Waiting |\n"
+      "|---|---|---|---|--:|--:|--:|---|--:|\n")
+    for r in data.queues:
+        reserved = f"**{r.reserved}**" if r.alert else str(r.reserved)
+        w(f"| {_m(r.cluster_queue)} | {_m(r.cohort)} | {_m(r.flavor)} | {_m(r.resource)} | {r.nominal} | {reserved} | "
+          f"{r.borrowed or ''} | {_m(r.held_by)} | {r.waiting or ''} |\n")
+    w("\n")
 
 
 def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ from analyzer.text import some_names
 
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.report.ticket_autoscalers import autoscaler_rows
+from analyzer.occupancy.queues import queue_rows
 from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
                                             SchedulerLines, TargetRow, WordCount)
 
@@ -123,7 +124,8 @@ def report_data(analysis: "Analysis") -> ReportData:
     pools, note = _pools(occupancy_of(analysis))
     scalers = autoscaler_rows(analysis.cluster.autoscalers, analysis.cluster.config)
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
-                      occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers))
+                      occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers),
+                      queues=tuple(queue_rows(analysis.cluster.queues, analysis.cluster.config)))
 
 
 def _own_name(label: str) -> str:

@@ -3,6 +3,7 @@ report/markdown.py). report/ticket.py builds them from an analysis; nothing here
 
 from __future__ import annotations
 
+from analyzer.occupancy.queues import QueueRow
 from dataclasses import dataclass
 
 URGENCY_NOTE = ("most urgent first: manifests the API server refused, then what is wrong in the pod itself, gates, pods "
@@ -161,6 +162,7 @@ class ReportData:
     rows: tuple[TargetRow, ...]
     pools: tuple[Pool, ...]
     occupancy_note: str | None = None  # why the picture is empty or partial
+    queues: tuple[QueueRow, ...] = ()  # Kueue ClusterQueues per flavor and GPU resource (none: no Kueue)
     autoscalers: tuple[AutoscalerRow, ...] = ()  # node groups, NodePools, NodeClaims in flight (none: no autoscaler)
     urgency_note: str = URGENCY_NOTE
     footnotes: tuple[str, ...] = ()  # said once for the whole page (what a scheduler sentence hides)

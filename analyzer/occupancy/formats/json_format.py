@@ -34,6 +34,9 @@ def to_dict(occ: Occupancy) -> dict:
         "pending": {k: list(v) for k, v in occ.pending.items()},
         "unmatched": {k: list(v) for k, v in occ.unmatched.items()},
         "not_started": {node: [{"pod": key, "word": word} for key, word in pods] for node, pods in occ.not_started.items()},
+        "queues": [{"cluster_queue": q.cluster_queue, "cohort": q.cohort or None, "flavor": q.flavor, "resource": q.resource,
+                    "nominal": q.nominal, "reserved": q.reserved, "borrowed": q.borrowed, "waiting": q.waiting,
+                    "reserved_by": q.held_by} for q in occ.queues],
         "problems": list(occ.problems),
     }
 

@@ -46,6 +46,15 @@ def render(occ: Occupancy, out: TextIO) -> None:
             more = len(pods) - SHOWN_WANTING
             out.write(f"  {safe(node)}: " + ", ".join(f"{safe(key)} {word}" for key, word in pods[:SHOWN_WANTING])
                       + (f", … {more} more" if more > 0 else "") + "\n")
+    if occ.queues:
+        out.write("\nKueue ClusterQueues (GPU quota per flavor; reserved beyond nominal is borrowed from the cohort):\n")
+        qs = [("CLUSTERQUEUE", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "BORROWED", "WAITING", "RESERVED BY")] + [
+            (safe(q.cluster_queue), safe(q.flavor), safe(q.resource), str(q.nominal), str(q.reserved), str(q.borrowed),
+             str(q.waiting), safe(q.held_by) or "-") for q in occ.queues]
+        qw = [max(len(line[i]) for line in qs) for i in range(7)]
+        for line in qs:
+            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, qw)))
+                      + "  " + line[-1] + "\n")
     if occ.pending:
         out.write("\n")
     offered = {r.resource for r in occ.rows if r.capacity}
