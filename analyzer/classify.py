@@ -49,14 +49,15 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     claims = funnel.facts.claims
     out = []
     for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
-                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed if name in cluster.nodes_by_name]):
+                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES)
+                  if name in cluster.nodes_by_name]):
         o = dra_devices.outcome(claims, node, cluster)
         if o is not None:
             out.append(dra_devices.outcome_evidence(o))
         if len(out) >= MAX_DEVICE_NODES:
             break
     if not out:  # the last stage removed them all: show those
-        for name, _ in funnel.last.removed[:MAX_DEVICE_NODES]:
+        for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES):
             node = cluster.nodes_by_name.get(name)
             o = dra_devices.outcome(claims, node, cluster) if node is not None else None
             if o is not None:

@@ -20,6 +20,7 @@ from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
+from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
@@ -339,7 +340,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     dra = build_dra(loaded, nodes) if nodes is not None else None
     if dra is not None:
         findings.items.extend(dra.findings)
-    return Cluster(dra=dra, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+    return Cluster(dra=dra, node_index=NodeIndex(nodes) if nodes is not None else None,
+                   columns=NodeColumns(nodes, pods.usage) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,

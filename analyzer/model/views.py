@@ -16,6 +16,7 @@ from analyzer.targets.target import Target
 
 if TYPE_CHECKING:
     from analyzer.model.dra.world import Dra
+    from analyzer.model.columns import NodeColumns
     from analyzer.model.node_index import NodeIndex
 
 TERMINATED = ("Succeeded", "Failed")
@@ -79,6 +80,7 @@ class Cluster:
     node_index: "NodeIndex | None" = None  # nodes by name and label for the selector stage (None without nodes)
     dra: "Dra | None" = None  # Dynamic Resource Allocation: devices, claims, classes (None without nodes.json)
     claim_events: dict[tuple[str, str], SchedulerSaid] = field(default_factory=dict)  # FailedResourceClaimCreation
+    columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
 
     @property
     def new_taint_wording(self) -> bool:

@@ -1,0 +1,207 @@
+"""The funnel's stages as vector operations over the node columns (model/columns.py), one pod shape at a time.
+
+A stage's vector form takes the positions of the nodes that reach it and returns a Judged: the positions kept
+and the removed ones in groups, one per distinct Reason, groups in the order of their first node. Each is the
+same answer, node for node, as the stage's scalar check in rules/checks.py (the reference; tests/test_columns.py
+compares them on random clusters). A vector form answers None when it cannot be exact for this pod (claims or
+DeviceClass-served resources, whose checks read each node's own devices; amounts beyond int64): the stage then
+runs its scalar check node by node, as it does for a handful of nodes, where arrays cost more than they save.
+
+Three ways to write a stage's vector form:
+- judge_by_kind(check, kind column): the check reads only what a kind of node shares (taints and cordon:
+  `taint_kind`; capacity, allocatable, taints and cordon: `kind`): it runs once per kind present;
+- codes over the positions (0: kept, k: removed for reason k) and group(): amounts compared per resource;
+- judge_scalar: node by node, the fallback every stage has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from analyzer.model.columns import INT64_MAX, NodeColumns
+from analyzer.model.nodes import NodeView
+from analyzer.model.quantity import format_units
+from analyzer.model.views import Cluster
+from analyzer.rules.checks import PodFacts, _fit_order, check_policy, insufficient
+from analyzer.rules.reason import Reason
+
+SMALL = 8  # at most this many nodes: judged one by one (array set-up costs more than it saves)
+
+Check = Callable[[PodFacts, NodeView, Cluster], Reason | None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Judged:
+    kept: np.ndarray  # positions (int64, ascending)
+    removed: list[tuple[Reason, np.ndarray]]  # one group per distinct Reason, in the order of their first node
+
+
+def columns_of(cluster: Cluster) -> NodeColumns | None:
+    cols = cluster.columns
+    return cols if cols is not None and cols.exact else None
+
+
+def node_blind(pod: PodFacts, cluster: Cluster) -> bool:
+    """Do the checks read nothing of a node but its columns? Not with claims, nor when a DeviceClass may serve a
+    requested extended resource: those read the node's own devices."""
+    if pod.claims is not None:
+        return False
+    dra = cluster.dra
+    return dra is None or all(dra.world.extended_class(r) is None for r in pod.extended)
+
+
+def group(at: np.ndarray, codes: np.ndarray, reason_of: Callable[[int], Reason]) -> Judged:
+    """Positions with code 0 kept; the others grouped by code, each code's Reason made once; codes whose
+    Reasons are equal are one group."""
+    keep = codes == 0
+    removed_at, removed_codes = at[~keep], codes[~keep]
+    if not len(removed_at):
+        return Judged(kept=at[keep], removed=[])
+    distinct, first = np.unique(removed_codes, return_index=True)
+    by_reason: dict[Reason, list[np.ndarray]] = {}
+    for code in distinct[np.argsort(first, kind="stable")]:
+        by_reason.setdefault(reason_of(int(code)), []).append(removed_at[removed_codes == code])
+    return Judged(kept=at[keep], removed=[(r, parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts)))
+                                          for r, parts in by_reason.items()])
+
+
+def judge_scalar(check: Check, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
+    nodes = cluster.nodes or []
+    reasons: dict[Reason, int] = {}
+    codes = np.zeros(len(at), dtype=np.int64)
+    for j, i in enumerate(at.tolist()):
+        reason = check(pod, nodes[i], cluster)
+        if reason is not None:
+            codes[j] = reasons.setdefault(reason, len(reasons) + 1)
+    table = list(reasons)
+    return group(at, codes, lambda k: table[k - 1])
+
+
+def judge_by_kind(check: Check, kind: np.ndarray, first: list[int], pod: PodFacts, cluster: Cluster,
+                  at: np.ndarray) -> Judged:
+    """The check once per kind of node present (on the kind's first node), the answer spread over its nodes."""
+    nodes = cluster.nodes or []
+    kinds = kind[at]
+    reasons: dict[Reason, int] = {}
+    per_kind = np.zeros(len(first), dtype=np.int64)
+    for k in np.unique(kinds).tolist():
+        reason = check(pod, nodes[first[k]], cluster)
+        if reason is not None:
+            per_kind[k] = reasons.setdefault(reason, len(reasons) + 1)
+    table = list(reasons)
+    return group(at, per_kind[kinds], lambda k: table[k - 1])
+
+
+def below(values: np.ndarray, want: int) -> np.ndarray:
+    """values < want, exact for any Python int `want` (a request may be beyond int64)."""
+    if want > INT64_MAX:
+        return np.ones(len(values), dtype=bool)
+    return values < want
+
+
+def _key_codes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of equal values share a code (1…); all-zero rows get 0. Returns (codes, the distinct rows)."""
+    distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    zero_row = np.flatnonzero(~distinct.any(axis=1))
+    codes = inverse + 1
+    if len(zero_row):
+        codes[inverse == zero_row[0]] = 0
+    return codes, distinct
+
+
+# -- the stages' vector forms ----------------------------------------------------------------------------
+
+def advertised(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """check_advertised: a requested extended resource absent from status.capacity, or with capacity 0."""
+    cols = columns_of(cluster)
+    if cols is None or not node_blind(pod, cluster):
+        return None
+    if not pod.extended:
+        return Judged(kept=at, removed=[])
+    states = []
+    for r in pod.extended:
+        a = cols.amounts(r)
+        missing = a.capacity[at] <= 0
+        states.append(np.where(missing, np.where(a.has_capacity[at], 1, 2), 0))
+    codes, distinct = _key_codes(np.stack(states, axis=1))
+
+    def reason(code: int) -> Reason:
+        row = distinct[code - 1]
+        return Reason(check="not-advertised", text=", ".join(
+            f"{r} capacity 0 (device plugin gone)" if s == 1 else f"no {r} in status.capacity"
+            for r, s in zip(pod.extended, row.tolist()) if s))
+    return group(at, codes, reason)
+
+
+def device_selectors(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """check_device_selectors: only claims have device selectors."""
+    return Judged(kept=at, removed=[]) if pod.claims is None else None
+
+
+def policy(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """check_policy (cordon and taints) once per set of taints and cordon; device taints need claims."""
+    cols = columns_of(cluster)
+    if cols is None or pod.claims is not None:
+        return None
+    return judge_by_kind(check_policy, cols.taint_kind, cols.taint_kinds, pod, cluster, at)
+
+
+def allocatable(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """check_allocatable: a requested extended resource with allocatable 0."""
+    cols = columns_of(cluster)
+    if cols is None or not node_blind(pod, cluster):
+        return None
+    if not pod.extended:
+        return Judged(kept=at, removed=[])
+    parts = []
+    for r in pod.extended:
+        a = cols.amounts(r)
+        zero = a.allocatable[at] == 0
+        parts += [zero, np.where(zero, a.capacity[at], 0)]
+    codes, distinct = _key_codes(np.stack(parts, axis=1))
+
+    def reason(code: int) -> Reason:
+        row = distinct[code - 1].tolist()
+        return Reason(check="zero-allocatable", text=", ".join(
+            f"{r}: capacity {row[2 * j + 1]}, allocatable 0" for j, r in enumerate(pod.extended) if row[2 * j]))
+    return group(at, codes, reason)
+
+
+def shortfalls(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] | None:
+    """Per resource the pod asks for (accelerators first, then a pod slot): (resource, wanted, allocatable, free,
+    short) over `at`, as checks.shortages compares them; None when not node-blind or not exact."""
+    cols = columns_of(cluster)
+    if cols is None or not node_blind(pod, cluster):
+        return None
+    out = []
+    for r, want, _ in _fit_order(pod, cluster):
+        a = cols.amounts(r)
+        alloc = a.allocatable[at]
+        free = alloc - a.used[at]
+        out.append((r, want, alloc, free, below(free, want)))
+    return out
+
+
+def fit(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """check_fit: every resource short once what is in use is counted (NodeResourcesFit)."""
+    rows = shortfalls(pod, cluster, at)
+    if rows is None:
+        return None
+    if not rows:
+        return Judged(kept=at, removed=[])
+    parts = []
+    for _, _, alloc, free, short in rows:
+        parts += [short, np.where(short, free, 0), np.where(short, alloc, 0)]
+    codes, distinct = _key_codes(np.stack(parts, axis=1))
+
+    def reason(code: int) -> Reason:
+        row = distinct[code - 1].tolist()
+        short = [(r, want, row[3 * j + 1], row[3 * j + 2]) for j, (r, want, _, _, _) in enumerate(rows) if row[3 * j]]
+        return Reason(check="fit", text="; ".join(
+            f"{r}: {format_units(r, free)} free of {format_units(r, alloc)} allocatable, {format_units(r, want)} requested"
+            for r, want, free, alloc in short), scheduler=tuple(insufficient(r) for r, _, _, _ in short))
+    return group(at, codes, reason)
