@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from analyzer import words
 from analyzer.evidence import scheduler_message
-from analyzer.evidence.fit import fit_evidence
+from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import TERMINATED, Cluster
@@ -66,14 +66,16 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
 
 
 class Classifier:
-    def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT) -> None:
+    def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
+                 scalar: bool = False) -> None:
         self.cluster = cluster
+        self.scalar = scalar  # True: every stage and every evidence node by node (the reference the tests compare)
         self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self._funnels: dict[PodFacts, FunnelResult] = {}
         self._evidence: dict[int, _ShapeEvidence] = {}
-        self._rebuilder = scheduler_message.Rebuilder(cluster)
-        self._nearest = Nearest(cluster)
+        self._rebuilder = scheduler_message.Rebuilder(cluster, scalar=scalar)
+        self._nearest = Nearest(cluster, scalar=scalar)
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec, funnel_of=self._funnel)
@@ -93,7 +95,8 @@ class Classifier:
         fit = None
         if shape is not None and decision.word == words.EXHAUSTED:
             if shape.fit is None:
-                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
+                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel,  # type: ignore[union-attr]
+                                         None if self.node_limit is None else CLOSEST, scalar=self.scalar)
             fit = shape.fit
         if shape is not None and funnel is not None and funnel.word is not None and decision.word == funnel.word:
             if shape.nearest is None:
@@ -134,7 +137,7 @@ class Classifier:
         facts = PodFacts.of(spec, pin, claims)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:
-            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster)
+            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, scalar=self.scalar)
         return funnel
 
     def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
@@ -185,8 +188,9 @@ class Classifier:
 
 
 def classify_all(cluster: Cluster, extra: list[Target] = (), *, cache: bool = True,  # type: ignore[assignment]
-                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
-    """Every target: pods that will not start, then attempts and refused owners (optionally only some namespaces)."""
-    clf = Classifier(cluster, cache=cache)
+                 namespaces: tuple[str, ...] = (), scalar: bool = False) -> list[Verdict]:
+    """Every target: pods that will not start, then attempts and refused owners (optionally only some namespaces).
+    `cache` False: one funnel per pod; `scalar`: node by node, no columns (both the references the tests compare)."""
+    clf = Classifier(cluster, cache=cache, scalar=scalar)
     wanted = set(namespaces)
     return [clf.classify(t) for t in list(cluster.pod_targets) + list(extra) if not wanted or t.namespace in wanted]

@@ -72,7 +72,7 @@ class JsonWriter:
             return None
         known = self._fits.get(id(fit))
         if known is None:
-            fit_doc = {"rows": fit.rows, "fragmented": fit.fragmented, "too_large": fit.too_large}
+            fit_doc = fit.as_data()
             known = self._fits[id(fit)] = (f"f{len(self._fits) + 1}", fit_doc, fit)
         return known[0]
 

@@ -16,8 +16,8 @@ Three ways to write a stage's vector form:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -9,24 +9,34 @@ stage goes through the node index (model/node_index.py), so the funnel costs pod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from analyzer import words
 from analyzer.model.matching import selector_matches
-from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
+from analyzer.model.quantity import format_units
 from analyzer.model.selector_columns import selector_mask
 from analyzer.model.views import Cluster
 from analyzer.rules import columnar
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.checks import (
+    AFFINITY,
+    NODE_NAME,
+    PodFacts,
+    check_advertised,
+    check_allocatable,
+    check_device_selectors,
+    check_fit,
+    check_policy,
+    check_selector,
+)
 from analyzer.rules.columnar import Judged
 from analyzer.rules.funnel_result import FunnelResult, StageResult
 from analyzer.rules.reason import Reason
-from analyzer.rules.checks import (AFFINITY, NODE_NAME, PodFacts, check_advertised, check_allocatable,
-                                   check_device_selectors, check_fit, check_policy, check_selector)
+
 
 def _policy_word(removed: list[Reason]) -> str:
     return words.CORDONED if all(r.check == "cordon" for r in removed) else words.UNTOLERATED_TAINT

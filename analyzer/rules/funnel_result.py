@@ -8,8 +8,8 @@ the (node name, Reason) pairs are made only when asked for (`kept`, `removed`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
