@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--stuck-daemonset", action="store_true",
                     help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields (issue 10's cliff)")
+    ap.add_argument("--diverse", action="store_true",
+                    help="also hundreds of distinct pending shapes, most with hundreds of candidates (bundlegen/diverse.py)")
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     args = ap.parse_args(argv)
 
@@ -36,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.force:
             print(f"generate_bundle: {out} exists and is not empty (use --force to replace it)", file=sys.stderr)
             return 2
-    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent)
+    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse)
     gen.build()
     t_built = time.perf_counter()
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")

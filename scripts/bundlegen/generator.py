@@ -17,11 +17,12 @@ from bundlegen.scenarios import Scenarios
 
 
 class Generator(Scenarios, Filling, Events, Diverse):
-    def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float) -> None:
+    def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False) -> None:
         if n_nodes < 16:
             raise SystemExit("generate_bundle: --nodes must be at least 16 (every pool and special node needs one)")
         self.N = n_nodes
         self.M = n_pods
+        self.diverse = diverse
         self.seed = str(seed)
         self.rng = random.Random(seed)
         self.pending_pct = pending_pct
@@ -288,7 +289,9 @@ class Generator(Scenarios, Filling, Events, Diverse):
         if left / max(1, cpu_nodes) > 85:
             raise SystemExit(f"generate_bundle: --pods {self.M} is too many for --nodes {self.N} (more than ~85 pods per CPU node)")
         finished = self.finished_jobs(int(left * 0.10))
-        self.fill_cpu(self.M - len(self.pods))
+        diverse = self.diverse_budget()
+        self.fill_cpu(self.M - len(self.pods) - diverse)
+        self.make_diverse(diverse)  # pending: they hold nothing, and are judged in the final world
         assert len(self.pods) == self.M, (len(self.pods), self.M)
         # The scheduler's messages, from the final world (a message that claims "exact" and finds a node
         # that fits is a design error and raises).
