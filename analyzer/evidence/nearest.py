@@ -25,7 +25,7 @@ from analyzer.rules.checks import (
     shortages,
 )
 from analyzer.rules.funnel import selected
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Reason, removed_positions
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 _ORDER = {"fit": 0, "devices": 0, "taint": 1, "cordon": 1, "device-taint": 1, "zero-allocatable": 2,
@@ -114,17 +114,13 @@ def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndar
     if cols is None or not columnar.node_blind(pod, cluster):
         return None
     at = cols.everything
-    failing = {}
-    for name, vector in (("adv", columnar.advertised), ("pol", columnar.policy), ("zero", columnar.allocatable)):
-        judged = vector(pod, cluster, at)
-        if judged is None:
-            return None
-        mask = np.zeros(cols.n, dtype=bool)
-        for _, removed in judged.removed:
-            mask[removed] = True
-        failing[name] = mask
-    adv, pol = failing["adv"], failing["pol"]
-    zero = failing["zero"] & ~adv  # allocatable is asked only where the resource is advertised
+    policy = columnar.policy(pod, cluster, at)
+    if policy is None:
+        return None
+    pol = np.zeros(cols.n, dtype=bool)
+    pol[removed_positions(policy.removed)] = True
+    adv = columnar.missing_mask(pod, cols, at)
+    zero = columnar.zero_mask(pod, cols, at) & ~adv  # allocatable is asked only where the resource is advertised
     rows = columnar.shortfalls(pod, cluster, at) or []
     fit = np.zeros(cols.n, dtype=bool)
     for r, _, _, _, short in rows:

@@ -23,12 +23,17 @@ from fractions import Fraction
 from analyzer import words
 from analyzer.model import quantity
 from analyzer.model.build import exact_hard
-from analyzer.model.views import Cluster
-from analyzer.rules.case import Case, Decision
-from analyzer.targets.server_text import SAYS_ADMITTED, SAYS_OTHER, SAYS_QUOTA, SAYS_RUNTIMECLASS
-from analyzer.targets.target import ServerText
 from analyzer.model.podspec import all_containers, qos_best_effort, quota_usage
 from analyzer.model.quantity import QuantityError, format_exact
+from analyzer.model.views import Cluster
+from analyzer.rules.case import Case, Decision
+from analyzer.targets.server_text import (
+    SAYS_ADMITTED,
+    SAYS_OTHER,
+    SAYS_QUOTA,
+    SAYS_RUNTIMECLASS,
+)
+from analyzer.targets.target import ServerText
 
 # -- quota -------------------------------------------------------------------------
 

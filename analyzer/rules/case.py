@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from analyzer.model.views import Cluster
 from analyzer.targets.target import Target
@@ -21,10 +22,10 @@ class Case:
     target: Target
     cluster: Cluster
     spec: dict | None
-    funnel_of: Callable[[dict, str, "Resolution | None"], "FunnelResult"]  # shared by pods of one shape
+    funnel_of: Callable[[dict, str, Resolution | None], FunnelResult]  # shared by pods of one shape
     evidence: dict = field(default_factory=dict)
-    claims: "Resolution | None" = None  # the pod's resource claims, resolved (set by the DRA rule)
-    funnel: "FunnelResult | None" = None  # set by the funnel rule
+    claims: Resolution | None = None  # the pod's resource claims, resolved (set by the DRA rule)
+    funnel: FunnelResult | None = None  # set by the funnel rule
 
 
 @dataclass(frozen=True, kw_only=True)

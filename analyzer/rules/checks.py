@@ -7,18 +7,30 @@ its equality is the funnel cache's key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import orjson
 
-from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
-                                     tolerations_of, untolerated)
-from analyzer.model.podspec import effective_requests, extended_requested, required_terms
-from analyzer.model.quantity import format_units
-from analyzer.model.nodes import NodeView
-from analyzer.model.views import Cluster
 from analyzer.model.dra.outcomes import Resolution
+from analyzer.model.matching import (
+    CORDON_TAINT,
+    Taint,
+    Toleration,
+    is_cordon_taint,
+    selector_matches,
+    tolerated,
+    tolerations_of,
+    untolerated,
+)
+from analyzer.model.nodes import NodeView
+from analyzer.model.podspec import (
+    effective_requests,
+    extended_requested,
+    required_terms,
+)
+from analyzer.model.quantity import format_units
+from analyzer.model.views import Cluster
 from analyzer.rules import dra_devices
 from analyzer.rules.reason import Reason
 
@@ -60,7 +72,7 @@ class PodFacts:
     extended: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None) -> "PodFacts":
+    def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None) -> PodFacts:
         has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
                             .get("requiredDuringSchedulingIgnoredDuringExecution"))
         terms = required_terms(spec) if has_required else None

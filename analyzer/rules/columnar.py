@@ -26,7 +26,7 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
 from analyzer.rules.checks import PodFacts, _fit_order, check_policy, insufficient
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Groups, Reason, Removed
 
 SMALL = 8  # at most this many nodes: judged one by one (array set-up costs more than it saves)
 
@@ -36,7 +36,7 @@ Check = Callable[[PodFacts, NodeView, Cluster], Reason | None]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Judged:
     kept: np.ndarray  # positions (int64, ascending)
-    removed: list[tuple[Reason, np.ndarray]]  # one group per distinct Reason, in the order of their first node
+    removed: list[Removed] | Groups  # one group per distinct Reason, in the order of their first node
 
 
 def columns_of(cluster: Cluster) -> NodeColumns | None:
@@ -53,19 +53,24 @@ def node_blind(pod: PodFacts, cluster: Cluster) -> bool:
     return dra is None or all(dra.world.extended_class(r) is None for r in pod.extended)
 
 
-def group(at: np.ndarray, codes: np.ndarray, reason_of: Callable[[int], Reason]) -> Judged:
-    """Positions with code 0 kept; the others grouped by code, each code's Reason made once; codes whose
-    Reasons are equal are one group."""
+def group(at: np.ndarray, codes: np.ndarray, reason_of: Callable[[int], Reason], *, lazy: bool = False) -> Judged:
+    """Positions with code 0 kept; the others grouped by code (one code, one Reason), groups in the order of
+    their first node. `lazy`: Reasons made only when asked for (codes then have distinct texts)."""
     keep = codes == 0
     removed_at, removed_codes = at[~keep], codes[~keep]
     if not len(removed_at):
         return Judged(kept=at[keep], removed=[])
-    distinct, first = np.unique(removed_codes, return_index=True)
-    by_reason: dict[Reason, list[np.ndarray]] = {}
-    for code in distinct[np.argsort(first, kind="stable")]:
-        by_reason.setdefault(reason_of(int(code)), []).append(removed_at[removed_codes == code])
-    return Judged(kept=at[keep], removed=[(r, parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts)))
-                                          for r, parts in by_reason.items()])
+    order = np.argsort(removed_codes, kind="stable")
+    sorted_codes, sorted_at = removed_codes[order], removed_at[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(sorted_codes)) + 1))
+    by_first = np.argsort(sorted_at[starts], kind="stable")  # groups in the order of their first node
+    sizes = np.diff(np.append(starts, len(sorted_at)))[by_first]
+    new_starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    take = np.arange(len(sorted_at)) + np.repeat(starts[by_first] - new_starts, sizes)
+    groups = Groups(sorted_at[take], new_starts, sorted_codes[starts][by_first], reason_of)
+    if lazy:
+        return Judged(kept=at[keep], removed=groups)
+    return Judged(kept=at[keep], removed=[Removed(g.at, g.reason) for g in groups])
 
 
 def judge_scalar(check: Check, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
@@ -102,15 +107,24 @@ def below(values: np.ndarray, want: int) -> np.ndarray:
     return values < want
 
 
-def _key_codes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of equal values share a code (1…); all-zero rows get 0. Returns (codes, the distinct rows)."""
-    distinct, inverse = np.unique(matrix, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    zero_row = np.flatnonzero(~distinct.any(axis=1))
-    codes = inverse + 1
-    if len(zero_row):
-        codes[inverse == zero_row[0]] = 0
-    return codes, distinct
+def _key_codes(matrix: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
+    """Rows of equal values share a code (1…); all-zero rows (kept nodes) get 0. Returns (codes, per code its
+    row). One lexicographic sort of the removed rows on the columns that vary among them."""
+    codes = np.zeros(len(matrix), dtype=np.int64)
+    idx = np.flatnonzero(matrix.any(axis=1))
+    if not len(idx):
+        return codes, [[]]
+    rows = matrix[idx]
+    varying = [j for j in range(rows.shape[1]) if rows[:, j].min() != rows[:, j].max()]
+    order = np.lexsort(tuple(rows[:, j] for j in reversed(varying))) if varying else np.arange(len(idx))
+    ordered = rows[order]
+    change = np.ones(len(ordered), dtype=bool)
+    if varying:
+        change[1:] = (ordered[1:][:, varying] != ordered[:-1][:, varying]).any(axis=1)
+    else:
+        change[1:] = False
+    codes[idx[order]] = np.cumsum(change)
+    return codes, [[]] + ordered[change].tolist()  # rows[code] is that code's row
 
 
 # -- the stages' vector forms ----------------------------------------------------------------------------
@@ -130,11 +144,27 @@ def advertised(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None
     codes, distinct = _key_codes(np.stack(states, axis=1))
 
     def reason(code: int) -> Reason:
-        row = distinct[code - 1]
+        row = distinct[code]
         return Reason(check="not-advertised", text=", ".join(
             f"{r} capacity 0 (device plugin gone)" if s == 1 else f"no {r} in status.capacity"
-            for r, s in zip(pod.extended, row.tolist()) if s))
-    return group(at, codes, reason)
+            for r, s in zip(pod.extended, row) if s))
+    return group(at, codes, reason, lazy=True)
+
+
+def missing_mask(pod: PodFacts, cols: NodeColumns, at: np.ndarray) -> np.ndarray:
+    """advertised() as a mask: some requested extended resource has no capacity (node-blind pods)."""
+    out = np.zeros(len(at), dtype=bool)
+    for r in pod.extended:
+        out |= cols.amounts(r).capacity[at] <= 0
+    return out
+
+
+def zero_mask(pod: PodFacts, cols: NodeColumns, at: np.ndarray) -> np.ndarray:
+    """allocatable() as a mask: some requested extended resource has allocatable 0 (node-blind pods)."""
+    out = np.zeros(len(at), dtype=bool)
+    for r in pod.extended:
+        out |= cols.amounts(r).allocatable[at] == 0
+    return out
 
 
 def device_selectors(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
@@ -165,10 +195,10 @@ def allocatable(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | Non
     codes, distinct = _key_codes(np.stack(parts, axis=1))
 
     def reason(code: int) -> Reason:
-        row = distinct[code - 1].tolist()
+        row = distinct[code]
         return Reason(check="zero-allocatable", text=", ".join(
             f"{r}: capacity {row[2 * j + 1]}, allocatable 0" for j, r in enumerate(pod.extended) if row[2 * j]))
-    return group(at, codes, reason)
+    return group(at, codes, reason, lazy=True)
 
 
 def shortfalls(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] | None:
@@ -199,9 +229,9 @@ def fit(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
     codes, distinct = _key_codes(np.stack(parts, axis=1))
 
     def reason(code: int) -> Reason:
-        row = distinct[code - 1].tolist()
+        row = distinct[code]
         short = [(r, want, row[3 * j + 1], row[3 * j + 2]) for j, (r, want, _, _, _) in enumerate(rows) if row[3 * j]]
         return Reason(check="fit", text="; ".join(
             f"{r}: {format_units(r, free)} free of {format_units(r, alloc)} allocatable, {format_units(r, want)} requested"
             for r, want, free, alloc in short), scheduler=tuple(insufficient(r) for r, _, _, _ in short))
-    return group(at, codes, reason)
+    return group(at, codes, reason, lazy=True)

@@ -35,7 +35,7 @@ from analyzer.rules.checks import (
 )
 from analyzer.rules.columnar import Judged
 from analyzer.rules.funnel_result import FunnelResult, StageResult
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import Groups, Reason, Removed, group_sizes
 
 
 def _policy_word(removed: list[Reason]) -> str:
@@ -96,7 +96,7 @@ def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scal
     removed = np.flatnonzero(out)
     affinity = Reason(check="selector", text="labels do not satisfy nodeSelector / required node affinity",
                       scheduler=(AFFINITY,))
-    groups: list[tuple[Reason, np.ndarray]] = []
+    groups: list[Removed] = []
     if pod.pin and len(removed):
         # check_selector: a node of another name fails on the name, the pinned node itself on its labels.
         cols = cluster.columns
@@ -105,10 +105,10 @@ def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scal
         else:
             named = np.array([nodes[i].name == pod.pin for i in removed.tolist()], dtype=bool)
         other = Reason(check="node-name", text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
-        parts = [(other, removed[~named]), (affinity, removed[named])]
-        groups = [g for g in sorted(parts, key=lambda g: int(g[1][0]) if len(g[1]) else len(nodes)) if len(g[1])]
+        parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
+        groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
     elif len(removed):
-        groups = [(affinity, removed)]
+        groups = [Removed(removed, affinity)]
     return StageResult(name="selector", nodes_in=len(nodes), kept_at=kept, groups=groups, nodes=nodes)
 
 
@@ -127,7 +127,7 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, *, scalar
         results.append(StageResult(name=stage.name, nodes_in=len(candidates), kept_at=judged.kept,
                                    groups=judged.removed, nodes=nodes))
         if not len(judged.kept):
-            word = stage.word_for([r for r, _ in judged.removed]) if stage.word_for else stage.word
+            word = stage.word_for([g.reason for g in judged.removed]) if stage.word_for else stage.word
             return FunnelResult(facts=pod, stages=results, word=word, fit_at=fit_at)
         candidates = judged.kept
     return FunnelResult(facts=pod, stages=results, word=None, fit_at=fit_at)
@@ -162,19 +162,27 @@ def _reason(funnel: FunnelResult) -> str:
     if last.name == "selector":
         return head
     nodes = last.nodes
-    groups = sorted(text_groups(last), key=lambda g: -len(g[1]))
-    parts = [f"{', '.join(nodes[i].name for i in at[:3].tolist())}" + (f" (+{len(at) - 3} more)" if len(at) > 3 else "")
-             + f": {text}" for text, at in groups[:3]]
+    groups = text_groups(last)
+    sizes = group_sizes(groups)
+    parts = []
+    for k in sorted(range(len(groups)), key=lambda k: -sizes[k])[:3]:
+        g = groups[k]
+        parts.append(", ".join(nodes[i].name for i in g.at[:3].tolist()) + (f" (+{len(g.at) - 3} more)" if len(g.at) > 3 else "")
+                     + f": {g.reason.text}")
     return head + ": " + "; ".join(parts)
 
 
-def text_groups(stage: StageResult) -> list[tuple[str, np.ndarray]]:
-    """The stage's removed nodes grouped by their reason's text, groups in the order of their first node."""
-    by_text: dict[str, list[np.ndarray]] = {}
-    for reason, at in stage.groups:
-        by_text.setdefault(reason.text, []).append(at)
-    out = [(text, parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))) for text, parts in by_text.items()]
-    return sorted(out, key=lambda g: int(g[1][0]))
+def text_groups(stage: StageResult) -> list[Removed] | Groups:
+    """The stage's removed nodes grouped by their reason's text, groups in the order of their first node. Groups
+    whose texts are known to be distinct stay as they are (their Reasons still unmade)."""
+    if isinstance(stage.groups, Groups) or all(g.distinct_text for g in stage.groups):
+        return stage.groups
+    by_text: dict[str, list[Removed]] = {}
+    for g in stage.groups:
+        by_text.setdefault(g.reason.text, []).append(g)
+    out = [parts[0] if len(parts) == 1 else Removed(np.sort(np.concatenate([g.at for g in parts])), parts[0].reason)
+           for parts in by_text.values()]
+    return sorted(out, key=lambda g: int(g.at[0]))
 
 
 GROUP_LIMIT = 20  # reasons listed per stage in `analyze -o json` (the rest counted); why -o json lists every one
@@ -187,19 +195,19 @@ def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | Non
     out = []
     for st in funnel.stages:
         groups = text_groups(st)
-        hidden: list[tuple[str, np.ndarray]] = []
+        sizes = group_sizes(groups)
+        listed = range(len(groups))
         if limit is not None and len(groups) > GROUP_LIMIT:
-            largest = set(sorted(range(len(groups)), key=lambda k: (-len(groups[k][1]), k))[:GROUP_LIMIT])
-            hidden = [g for k, g in enumerate(groups) if k not in largest]
-            groups = [g for k, g in enumerate(groups) if k in largest]
+            listed = sorted(sorted(range(len(groups)), key=lambda k: (-sizes[k], k))[:GROUP_LIMIT])
         removed = []
-        for text, at in groups:
-            shown = at if limit is None else at[:limit]
-            removed.append({"reason": text, "count": len(at), "nodes": [nodes[i].name for i in shown.tolist()],
-                            "more": len(at) - len(shown)})
+        for g in (groups[k] for k in listed):
+            shown = g.at if limit is None else g.at[:limit]
+            removed.append({"reason": g.reason.text, "count": len(g.at), "nodes": [nodes[i].name for i in shown.tolist()],
+                            "more": len(g.at) - len(shown)})
         stage = {"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out, "removed": removed}
-        if hidden:
-            stage["removed_more"] = {"reasons": len(hidden), "count": sum(len(at) for _, at in hidden)}
+        if len(listed) < len(groups):
+            stage["removed_more"] = {"reasons": len(groups) - len(listed),
+                                     "count": sum(sizes) - sum(sizes[k] for k in listed)}
         out.append(stage)
     return out
 

@@ -15,7 +15,13 @@ import numpy as np
 
 from analyzer.model.nodes import NodeView
 from analyzer.rules.checks import PodFacts
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import (
+    Groups,
+    Reason,
+    Removed,
+    group_sizes,
+    removed_positions,
+)
 
 
 @dataclass(kw_only=True)
@@ -23,7 +29,7 @@ class StageResult:
     name: str
     nodes_in: int
     kept_at: np.ndarray  # positions in nodes.json, ascending
-    groups: list[tuple[Reason, np.ndarray]]  # removed nodes: one group per distinct Reason, by their first node
+    groups: list[Removed] | Groups  # removed nodes: one group per distinct Reason, by their first node
     nodes: list[NodeView] = field(repr=False)
 
     @property
@@ -37,18 +43,18 @@ class StageResult:
 
     @property
     def removed_count(self) -> int:
-        return sum(len(at) for _, at in self.groups)
+        return sum(group_sizes(self.groups))
 
     def removed_nodes(self, nodes: list[NodeView] | None = None, limit: int | None = None) -> Iterator[tuple[str, Reason]]:
         """Removed nodes with their reasons, in the order of nodes.json (the first `limit` only, if given)."""
         if not self.groups:
             return
         nodes = self.nodes if nodes is None else nodes
-        at = np.concatenate([g for _, g in self.groups])
-        which = np.concatenate([np.full(len(g), k) for k, (_, g) in enumerate(self.groups)])
+        at = removed_positions(self.groups)
+        which = np.repeat(np.arange(len(self.groups)), group_sizes(self.groups))
         order = np.argsort(at, kind="stable")[:limit]
         for i, k in zip(at[order].tolist(), which[order].tolist()):
-            yield nodes[i].name, self.groups[k][0]
+            yield nodes[i].name, self.groups[k].reason
 
     @property
     def removed(self) -> list[tuple[str, Reason]]:

@@ -10,8 +10,8 @@ To add a family of causes: one module in rules/ with a `decide(case)`, its words
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from analyzer import words as w
 from analyzer.rules import admission, dra, funnel, intent, readable, rest
