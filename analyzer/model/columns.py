@@ -89,6 +89,9 @@ class NodeColumns:
         self._labels: dict[str, LabelColumn] = {}
         self._names_column: LabelColumn | None = None
         self.everything = np.arange(self.n, dtype=np.int64)
+        # Answers derived from the columns for one key (e.g. a set of tolerations per taint kind), kept by the
+        # stages that make them (rules/columnar.py): the same key always gives the same answer.
+        self.memo: dict[tuple, object] = {}
 
     @staticmethod
     def _kinds(keys: list[tuple]) -> tuple[np.ndarray, list[int]]:

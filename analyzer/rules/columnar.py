@@ -177,7 +177,20 @@ def policy(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
     cols = columns_of(cluster)
     if cols is None or pod.claims is not None:
         return None
-    return judge_by_kind(check_policy, cols.taint_kind, cols.taint_kinds, pod, cluster, at)
+    # What the check reads of the pod: its tolerations, and whether spec.nodeName bypasses the scheduler.
+    key = ("policy", pod.tolerations, bool(pod.pin))
+    found = cols.memo.get(key)
+    if found is None:
+        nodes = cluster.nodes or []
+        reasons: dict[Reason, int] = {}
+        per_kind = np.zeros(len(cols.taint_kinds), dtype=np.int64)
+        for k, first in enumerate(cols.taint_kinds):
+            reason = check_policy(pod, nodes[first], cluster)
+            if reason is not None:
+                per_kind[k] = reasons.setdefault(reason, len(reasons) + 1)
+        found = cols.memo[key] = (per_kind, list(reasons))
+    per_kind, table = found  # type: ignore[misc]
+    return group(at, per_kind[cols.taint_kind[at]], lambda k: table[k - 1])
 
 
 def allocatable(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
