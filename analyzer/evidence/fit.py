@@ -120,7 +120,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
     wanted = c.config.resource_order([r for r, v in facts.wants.items() if v > 0] + ["pods"])
     at = funnel.fit_at if funnel.fit_at is not None else np.zeros(0, dtype=np.int64)
     nodes = c.nodes or []
-    f = None if scalar else _vector_facts(c, facts, at, wanted)
+    f = None if scalar or len(at) <= columnar.SMALL else _vector_facts(c, facts, at, wanted)
     if f is None:
         f = _scalar_facts(c, facts, [nodes[i] for i in at.tolist()], wanted)
     n = len(at)

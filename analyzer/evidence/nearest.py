@@ -142,11 +142,11 @@ class Nearest:
     def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
         self.cluster = cluster
         self.scalar = scalar  # every node through the scalar checks (the reference the tests compare)
-        self._failures: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._failures: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray]:
+    def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node: how many checks other than the selector fail (0, 1, or 2 for more), and the rank of the
-        failing one where one does."""
+        failing one where one does; and the nodes where none does."""
         key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
         found = self._failures.get(key)
         if found is None:
@@ -156,8 +156,8 @@ class Nearest:
                 per_node = [failures(pod, n, c) for n in c.nodes or []]
                 found = (np.array([min(len(f), 2) for f in per_node], dtype=np.int64),
                          np.array([_ORDER.get(f[0].check, 9) if f else 0 for f in per_node], dtype=np.int64))
-            self._failures[key] = found
-        return found
+            found = self._failures[key] = (*found, np.flatnonzero(found[0] == 0))
+        return found  # type: ignore[return-value]
 
     def of(self, pod: PodFacts) -> dict:
         """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence."""
@@ -165,13 +165,12 @@ class Nearest:
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
-        count, order = self._all(pod)
-        matching = np.zeros(len(nodes), dtype=bool)
-        matching[selected(pod, c, scalar=self.scalar)] = True
-        one = np.flatnonzero(matching & (count == 1))
+        count, order, none = self._all(pod)
+        matching = selected(pod, c, scalar=self.scalar)
+        one = matching[count[matching] == 1]
         near_at = one[np.lexsort((one, order[one]))]
         # Nodes failing only the selector: every node with no other failure that the selector does not match.
-        selector_only = np.flatnonzero(~matching & (count == 0))
+        selector_only = none[~np.isin(none, matching)] if len(none) else none
         room = max(SHOWN - len(near_at), 0)
         shown = [(int(i), None) for i in near_at[:SHOWN].tolist()] + [
             (int(i), Reason(check="selector", text=_selector_text(pod, nodes[int(i)]))) for i in selector_only[:room].tolist()]

@@ -108,10 +108,10 @@ class Rebuilder:
             return rebuild(c, pod)
         failing, counts = self._cordon_or_taint(pod)
         counts = Counter(counts)
-        matching = np.zeros(len(nodes), dtype=bool)
-        matching[selected(pod, c)] = True
-        counts[AFFINITY] += int(np.count_nonzero(~failing & ~matching))
-        left = np.flatnonzero(~failing & matching)
+        matching = selected(pod, c)
+        left = matching[~failing[matching]]
+        # Past cordon and taints, every node the selector does not match fails at node affinity.
+        counts[AFFINITY] += len(nodes) - int(np.count_nonzero(failing)) - len(left)
         short_any = np.zeros(len(left), dtype=bool)
         for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
             counts[insufficient(r)] += int(np.count_nonzero(short))

@@ -74,15 +74,18 @@ def group(at: np.ndarray, codes: np.ndarray, reason_of: Callable[[int], Reason],
 
 
 def judge_scalar(check: Check, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
+    """Node by node (the reference, and a handful of nodes): plain lists, no array work per reason."""
     nodes = cluster.nodes or []
-    reasons: dict[Reason, int] = {}
-    codes = np.zeros(len(at), dtype=np.int64)
-    for j, i in enumerate(at.tolist()):
+    kept: list[int] = []
+    removed: dict[Reason, list[int]] = {}
+    for i in at.tolist():
         reason = check(pod, nodes[i], cluster)
-        if reason is not None:
-            codes[j] = reasons.setdefault(reason, len(reasons) + 1)
-    table = list(reasons)
-    return group(at, codes, lambda k: table[k - 1])
+        if reason is None:
+            kept.append(i)
+        else:
+            removed.setdefault(reason, []).append(i)
+    return Judged(kept=np.array(kept, dtype=np.int64),
+                  removed=[Removed(np.array(where, dtype=np.int64), reason) for reason, where in removed.items()])
 
 
 def judge_by_kind(check: Check, kind: np.ndarray, first: list[int], pod: PodFacts, cluster: Cluster,

@@ -76,17 +76,24 @@ def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.nda
     """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (row 8).
     The node index narrows first (a pinned DaemonSet pod looks at one node, not 5,000); then the columns, or
     the scalar rule on a handful of nodes."""
+    cols = columnar.columns_of(cluster)
+    key = ("selected", pod.node_selector, pod.affinity, pod.pin, scalar)
+    found = cluster.columns.memo.get(key) if cluster.columns is not None else None
+    if found is not None:
+        return found  # type: ignore[return-value]
     nodes = cluster.nodes or []
     index = cluster.node_index
     at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None
           else np.arange(len(nodes), dtype=np.int64))
-    cols = columnar.columns_of(cluster)
     mask = None
     if cols is not None and not scalar and len(at) > columnar.SMALL:
         mask = selector_mask(cols, pod.node_selector, pod.terms, pod.pin, at)
     if mask is None:
         mask = np.array([check_selector(pod, nodes[i], cluster) is None for i in at.tolist()], dtype=bool)
-    return at[mask]
+    found = at[mask]
+    if cluster.columns is not None:  # the funnel, the nearest nodes and the rebuilt message each ask
+        cluster.columns.memo[key] = found
+    return found
 
 
 def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scalar: bool) -> StageResult:
