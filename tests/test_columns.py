@@ -141,3 +141,16 @@ def test_an_amount_beyond_int64_leaves_the_columns_to_the_scalar_checks():
     assert not c.columns.exact and columnar.columns_of(c) is None
     pod = PodFacts.of({"containers": [{"name": "c", "resources": {"requests": {"memory": "1Ei"}}}]})
     assert run_funnel(pod, c.nodes, c).word is None  # 2**60 bytes fit in 10**20: compared exactly
+
+
+def test_device_counts_per_deviceclass_are_what_each_node_is_offered():
+    """The DRA recording: node dx1 is offered the two devices of class gpu.example.com its ResourceSlice lists."""
+    from analyzer.pipeline import Options, analyse
+    from helpers import RECORDINGS
+
+    analysis = analyse(RECORDINGS / "dra-exhausted-v1.36", Options())
+    with analysis.bundle:
+        c = analysis.cluster
+        counts = c.columns.device_counts(c.dra.world, "gpu.example.com")
+        assert dict(zip(c.columns.names, counts.tolist())) == {n.name: 2 if n.name == "dx1" else 0 for n in c.nodes}
+        assert not c.columns.device_counts(c.dra.world, "no-such-class").any()

@@ -18,10 +18,14 @@ Derived columns are memoised (the same answer every time); the node records them
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analyzer.model.nodes import NodeView
+
+if TYPE_CHECKING:
+    from analyzer.model.dra.allocate import DraWorld
 
 INT64_MAX = np.iinfo(np.int64).max
 
@@ -119,6 +123,16 @@ class NodeColumns:
     def domains(self, topology_key: str) -> LabelColumn:
         """The topology domains of a key (zone, hostname …): nodes with the same code share a domain; 0 has none."""
         return self.label(topology_key)
+
+    def device_counts(self, world: "DraWorld", class_name: str) -> np.ndarray:
+        """Per node, the devices of a DeviceClass its ResourceSlices offer it (the class's selectors match;
+        devices the model cannot judge left out), counted once per class."""
+        key = ("devices", class_name)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = np.array([world.class_devices(n).get(class_name, (0, ()))[0] for n in self.nodes],
+                                              dtype=np.int64)
+        return found  # type: ignore[return-value]
 
     @property
     def names_column(self) -> LabelColumn:
