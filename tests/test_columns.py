@@ -145,8 +145,9 @@ def test_an_amount_beyond_int64_leaves_the_columns_to_the_scalar_checks():
 
 def test_device_counts_per_deviceclass_are_what_each_node_is_offered():
     """The DRA recording: node dx1 is offered the two devices of class gpu.example.com its ResourceSlice lists."""
-    from analyzer.pipeline import Options, analyse
     from helpers import RECORDINGS
+
+    from analyzer.pipeline import Options, analyse
 
     analysis = analyse(RECORDINGS / "dra-exhausted-v1.36", Options())
     with analysis.bundle:

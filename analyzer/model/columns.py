@@ -124,7 +124,7 @@ class NodeColumns:
         """The topology domains of a key (zone, hostname …): nodes with the same code share a domain; 0 has none."""
         return self.label(topology_key)
 
-    def device_counts(self, world: "DraWorld", class_name: str) -> np.ndarray:
+    def device_counts(self, world: DraWorld, class_name: str) -> np.ndarray:
         """Per node, the devices of a DeviceClass its ResourceSlices offer it (the class's selectors match;
         devices the model cannot judge left out), counted once per class."""
         key = ("devices", class_name)

@@ -14,7 +14,15 @@ import bundle_objects as bo
 from bundle_objects import GPU_TOLERATION
 
 from bundlegen.common import GPU, MIG, UNSCHEDULABLE_KEY, ZONES
-from bundlegen.descs import notebook_desc, sel_accel, sel_pool, trainer_desc, triton_desc, vllm_desc, worker_desc
+from bundlegen.descs import (
+    notebook_desc,
+    sel_accel,
+    sel_pool,
+    trainer_desc,
+    triton_desc,
+    vllm_desc,
+    worker_desc,
+)
 from bundlegen.model import Node, Shape, _term_ok, _tolerates
 from bundlegen.pools import A100, H100, L4
 
