@@ -24,7 +24,7 @@ from analyzer.model.node_index import NodeIndex
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster, Holder
 from analyzer.rules import columnar
-from analyzer.rules.checks import PodFacts
+from analyzer.rules.checks import PodFacts, check_policy
 from analyzer.rules.funnel import run_funnel, stages_as_data
 
 GPU = "nvidia.com/gpu"
@@ -128,6 +128,11 @@ def test_columns_give_what_the_scalar_checks_give(c, shape):
             for limit in (None, 3):
                 assert fit_evidence(c, pod, fast, limit) == fit_evidence(c, pod, slow, limit, scalar=True)
         assert Nearest(c).of(pod) == Nearest(c, scalar=True).of(pod)
+        at = c.columns.everything
+        by_kind = columnar.judge_by_kind(check_policy, c.columns.taint_kind, c.columns.taint_kinds, pod, c, at)
+        one_by_one = columnar.judge_scalar(check_policy, pod, c, at)
+        assert by_kind.kept.tolist() == one_by_one.kept.tolist()
+        assert [(g.reason, g.at.tolist()) for g in by_kind.removed] == [(g.reason, g.at.tolist()) for g in one_by_one.removed]
         unpinned = PodFacts.of(spec)
         assert scheduler_message.Rebuilder(c).rebuild(unpinned) == scheduler_message.rebuild(c, unpinned)
     finally:
