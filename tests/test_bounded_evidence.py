@@ -14,12 +14,28 @@ from helpers import generate
 
 
 @pytest.fixture(scope="module")
-def analysed(tmp_path_factory):
-    bundle = generate(tmp_path_factory.mktemp("gen"), nodes=120, pods=3000, seed=5, extra=("--diverse",))
-    analysis = analyse(bundle, Options())
+def diverse(tmp_path_factory):
+    where = tmp_path_factory.mktemp("gen")
+    truth = where / "truth.tsv"
+    bundle = generate(where, nodes=120, pods=3000, seed=5, extra=("--diverse", "--truth", str(truth)))
+    return bundle, dict(line.split("\t") for line in truth.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def analysed(diverse):
+    analysis = analyse(diverse[0], Options())
     with analysis.bundle:
         every = Classifier(analysis.cluster, node_limit=None)  # what `why` builds
         yield [(v, every.classify(v.target)) for v in analysis.verdicts]
+
+
+def test_the_diverse_generator_gives_many_shapes_and_its_truth_is_the_answer(diverse, analysed):
+    words = {bounded.key if bounded.target.kind in ("Pod", "Attempt") else
+             f"{bounded.target.namespace}/{bounded.target.kind.lower()}/{bounded.target.name}": bounded.word
+             for bounded, _ in analysed}
+    assert words == diverse[1]
+    shapes = {id(bounded.funnel) for bounded, _ in analysed if bounded.funnel is not None}
+    assert len(shapes) >= 20  # 345 on 5,000 nodes / 150,000 pods
 
 
 def _closeness(row: dict) -> int:
