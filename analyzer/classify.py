@@ -13,9 +13,9 @@ from analyzer import words
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.nearest import Nearest
+from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import TERMINATED, Cluster
-from analyzer.model.dra.outcomes import Resolution
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case
 from analyzer.rules.checks import PodFacts, UnreadableSpec

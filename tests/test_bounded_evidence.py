@@ -6,11 +6,11 @@ answer of the same pod."""
 from __future__ import annotations
 
 import pytest
+from helpers import generate
 
 from analyzer.classify import Classifier
 from analyzer.model.quantity import parse
 from analyzer.pipeline import Options, analyse
-from helpers import generate
 
 
 @pytest.fixture(scope="module")

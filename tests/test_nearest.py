@@ -8,16 +8,15 @@ their straightforward definitions too.
 
 from __future__ import annotations
 
-
 import pytest
+from conftest import copy_lab, verdict
+from helpers import LAB, generate
 
 from analyzer.classify import Classifier
 from analyzer.evidence.nearest import failures
 from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
-from conftest import copy_lab, verdict
-from helpers import LAB, generate
 
 
 def test_lab_taint_is_one_taint_away_from_gpu_tainted():

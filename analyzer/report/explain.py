@@ -7,8 +7,8 @@ from typing import TextIO
 import orjson
 
 from analyzer import words
-from analyzer.verdict import Verdict
 from analyzer.report import printable
+from analyzer.verdict import Verdict
 
 MAX_REMOVED = 20
 

@@ -15,13 +15,13 @@ is written as it goes: only the distinct funnels (already held by the classifier
 
 from __future__ import annotations
 
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 import orjson
 
-from analyzer.verdict import Verdict
 from analyzer.report import printable
-
+from analyzer.verdict import Verdict
 
 
 def _clean(node: object) -> object:

@@ -41,10 +41,6 @@ class StageResult:
         nodes = self.nodes
         return [nodes[i] for i in self.kept_at.tolist()]
 
-    @property
-    def removed_count(self) -> int:
-        return sum(group_sizes(self.groups))
-
     def removed_nodes(self, nodes: list[NodeView] | None = None, limit: int | None = None) -> Iterator[tuple[str, Reason]]:
         """Removed nodes with their reasons, in the order of nodes.json (the first `limit` only, if given)."""
         if not self.groups:
