@@ -18,7 +18,7 @@ def test_table_lists_every_target_then_counts_per_word():
     proc = run_cli("analyze", LAB, check=True)
     out = proc.stdout
     for key, word in ALL_LAB.items():
-        line = next(l for l in out.splitlines() if l.startswith(key + " "))
+        line = next(ln for ln in out.splitlines() if ln.startswith(key + " "))
         assert word in line.split()
     # counts per word, each with its next action, and the total
     assert "9  total" in out

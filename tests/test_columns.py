@@ -1,7 +1,8 @@
 """The node columns against the scalar checks (rules/checks.py), on random clusters (hypothesis).
 
 Each example is a cluster of random nodes (labels, zones, hostnames, taints, cordon, capacity and allocatable of
-cpu, memory, pods and GPUs, some absent or 0, rarely an amount beyond int64) with pods bound there, and a random
+cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (row 16), rarely an amount beyond
+int64) with pods bound there, and a random
 pod shape (nodeSelector, required node affinity with every operator and matchFields, tolerations, requests,
 sometimes spec.nodeName). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
 evidence (every row, and the 3 closest with the counts of the rest), the nearest nodes and the rebuilt scheduler
@@ -22,19 +23,21 @@ from analyzer.model.columns import NodeColumns
 from analyzer.model.matching import Taint
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.nodes import NodeView
-from analyzer.model.views import Cluster, Holder
+from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar
 from analyzer.rules.checks import PodFacts, check_policy
 from analyzer.rules.funnel import run_funnel, stages_as_data
 
 GPU = "nvidia.com/gpu"
+SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (row 16): the checks go node by node
 KEYS = {"pool": ["a", "b", "c"], "gpu": ["h100", "a100"], "tier": ["1", "2", "10", "x"]}
 ZONES = ["z1", "z2", "z3"]
 TAINTS = [Taint(GPU, "present", "NoSchedule"), Taint("dedicated", "ml", "NoExecute"), Taint("soft", "1", "PreferNoSchedule"),
           Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]
 TOLERATIONS = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}, {"key": "dedicated", "operator": "Equal", "value": "ml"},
                {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}]
-AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8]}
+AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8],
+           SHARED: [0, 10]}
 HUGE = 10**20  # beyond int64: the columns step aside
 
 
@@ -46,7 +49,7 @@ def nodes(draw) -> list[NodeView]:
         labels.update({"kubernetes.io/hostname": f"n{i}", "topology.kubernetes.io/zone": draw(st.sampled_from(ZONES))})
         capacity, allocatable = {}, {}
         for r, values in AMOUNTS.items():
-            if r == GPU and not draw(st.booleans()):
+            if (r == GPU and not draw(st.booleans())) or (r == SHARED and draw(st.integers(0, 3))):
                 continue
             capacity[r] = draw(st.sampled_from(values))
             allocatable[r] = min(capacity[r], draw(st.sampled_from(values)))
@@ -82,18 +85,18 @@ def specs(draw) -> tuple[dict, str]:
     spec["tolerations"] = [t for t in TOLERATIONS if draw(st.integers(0, 2)) == 0]
     requests = {"cpu": draw(st.sampled_from(["100m", "2", "16"])), "memory": draw(st.sampled_from(["1Gi", "32Gi", "1Ti"]))}
     if draw(st.booleans()):
-        requests[GPU] = str(draw(st.integers(1, 8)))
-    spec["containers"] = [{"name": "c", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if k == GPU}}}]
+        requests[draw(st.sampled_from([GPU, GPU, GPU, SHARED]))] = str(draw(st.integers(1, 8)))
+    spec["containers"] = [{"name": "c", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if k in (GPU, SHARED)}}}]
     pin = f"n{draw(st.integers(0, 14))}" if draw(st.integers(0, 5)) == 0 else ""
     return spec, pin
 
 
 def cluster_of(ns: list[NodeView], held: list[dict[str, int]]) -> Cluster:
     usage: dict[str, dict[str, int]] = {}
-    pods_on: dict[str, list[Holder]] = {}
+    pods_on: dict[str, list[BoundPod]] = {}
     for node, requests in zip(ns, held):
         if requests:
-            pods_on[node.name] = [Holder(namespace="x", name=f"p-{node.name}", phase="Running", requests=requests)]
+            pods_on[node.name] = [BoundPod(namespace="x", name=f"p-{node.name}", phase="Running", requests=requests)]
             usage[node.name] = {**requests, "pods": 1}
     return Cluster(config=AcceleratorConfig(), nodes=ns, nodes_by_name={n.name: n for n in ns}, usage=usage,
                    pods_on=pods_on, unknown_usage={}, pod_targets=[], pod_keys=frozenset(), runtimeclasses=None,

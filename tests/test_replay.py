@@ -149,11 +149,11 @@ def test_label_selectors_equality_set_and_existence_select_like_labels_Parse(lab
         out = lab.kubectl("get", "pods", "-n", "lab", "-o", "name", "-l", ",".join(selector)).stdout.split()
         return {n.removeprefix("pod/") for n in out}
 
-    assert names("app=gpu-triage-lab") == {n for n, l in labels.items() if l.get("app") == "gpu-triage-lab"}
+    assert names("app=gpu-triage-lab") == {n for n, lb in labels.items() if lb.get("app") == "gpu-triage-lab"}
     assert names("case in (taint,exhausted)") == {"taint", "exhausted"}
     assert names("case notin (taint,exhausted)", "app==gpu-triage-lab") == set(labels) - {"taint", "exhausted"}
     assert names("case!=taint") == set(labels) - {"taint"}
-    assert names("case") == {n for n, l in labels.items() if "case" in l}
+    assert names("case") == {n for n, lb in labels.items() if "case" in lb}
     assert lab.kubectl("get", "pods", "-n", "lab", "-o", "name", "-l", "!case").stdout.strip() == ""
 
 

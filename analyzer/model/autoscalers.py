@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from analyzer.bundle.catalog import CA_STATUS
+from analyzer.bundle.catalog import CA_STATUS, CA_STATUS_CONFIGMAP
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.events import NOT_SCHEDULERS, component_of, event_time, instant
@@ -33,7 +33,7 @@ EVENT_REASONS: tuple[str, ...] = ("TriggeredScaleUp", "NotTriggerScaleUp", "Nomi
 # A pod names the ProvisioningRequest it consumes (the second key is the deprecated one, still honoured).
 PROVREQ_ANNOTATIONS = ("autoscaling.x-k8s.io/consume-provisioning-request",
                        "cluster-autoscaler.kubernetes.io/consume-provisioning-request")
-STATUS_FILE = "configmaps.cluster-autoscaler-status.json"
+STATUS_FILE = CA_STATUS_CONFIGMAP.file
 MAX_STATUS_BYTES = 1 << 20  # a ConfigMap's data cannot exceed 1 MiB (the API server's limit)
 
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 import msgspec
 import orjson
 
-from analyzer.bundle.catalog import NAMESPACES, NODES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
+from analyzer.bundle.catalog import NAMESPACES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig, is_extended
@@ -27,21 +27,13 @@ from analyzer.model.node_index import NodeIndex
 from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.volumes import build_storage
 from analyzer.model.node_start import is_bound_target, read_node_start
-from analyzer.model.matching import taints_of
 from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
-from analyzer.model.nodes import InvalidNode, NodeView, ready_of
+from analyzer.model.node_records import build_nodes, node_problems
 from analyzer.kube import TERMINATED
 from analyzer.model.queue_world import build_queues, queue_hints
 from analyzer.model.views import Cluster, Findings, BoundPod
 from analyzer.model.target import Target
-
-
-def _units(resources: dict | None) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for name, value in (resources or {}).items():
-        out[name] = quantity.scheduler_units(name, value)
-    return out
 
 
 def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, str]]:
@@ -61,37 +53,6 @@ def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, st
                             found.append((f"{base}.spec.{section}[{ci}].resources.{kind}[\"{name}\"]",
                                           f"a whole number for extended resource {name}", repr(value)))
     return found
-
-
-def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | None, dict[int, list[Violation]]]:
-    """NodeViews, and every node left out (schema findings merged with the model's own), by index."""
-    doc = loaded.documents.get(NODES.name)
-    if doc is None:
-        return None, {}
-    invalid = dict(doc.invalid)
-    nodes: list[NodeView] = []
-    seen: dict[str, dict] = {}
-    for i, item in doc.valid_items():
-        meta = item["metadata"]
-        name = meta["name"]
-        path = doc.item_path(i)
-        if name in seen:
-            found = findings.add(doc.file, [(f"{path}.metadata.name", "each node once", f"a second node named {name!r}")])
-            if item != seen[name]:
-                invalid[i] = found  # a different second copy: the funnel cannot know which one is true
-            continue
-        seen[name] = item
-        spec = item.get("spec") or {}
-        status = item.get("status") or {}
-        try:
-            node = NodeView(name=name, index=i, labels=meta.get("labels") or {}, unschedulable=bool(spec.get("unschedulable")),
-                            taints=taints_of(item), capacity=_units(status.get("capacity")),
-                            allocatable=_units(status.get("allocatable")), ready=ready_of(status))
-        except QuantityError as exc:
-            invalid[i] = findings.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
-            continue
-        nodes.append(node)
-    return nodes, invalid
 
 
 def _server_minor(loaded: Loaded) -> int | None:
@@ -348,23 +309,6 @@ def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str
     return quotas, problems
 
 
-def _node_problems(loaded: Loaded, node_invalid: dict[int, list[Violation]]) -> list[InvalidNode]:
-    ndoc = loaded.documents.get(NODES.name)
-    out: list[InvalidNode] = []
-    if ndoc is None:
-        return out
-    for i, found in sorted(node_invalid.items()):
-        item = ndoc.items[i]
-        meta = item.get("metadata") if isinstance(item, dict) else None
-        name = meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
-        labels = meta.get("labels", {}) if isinstance(meta, dict) else None
-        if not (isinstance(labels, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
-            labels = None
-        out.append(InvalidNode(name=name, labels=labels,
-                               finding=str(found[0]) if found else f"{ndoc.file}: {ndoc.item_path(i)}: invalid"))
-    return out
-
-
 def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
                   pods: PodsIndex | None = None) -> Cluster:
     """The views, built once. `keep`: a pod asked about by name that may not be a target.
@@ -408,7 +352,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
                    scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
                    missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
-                   node_problems=_node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
+                   node_problems=node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
                    placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels), autoscalers=autoscalers,
                    node_start=read_node_start(loaded), newest_pod=pods.newest)
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from analyzer.bundle.catalog import EVENTS
 from analyzer.bundle.validation import Loaded
-from analyzer.model.views import SchedulerSaid
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchedulerSaid:
+    """What the scheduler said about a pod: a PodScheduled condition's or a FailedScheduling event's message."""
+
+    message: str
+    source: str  # "PodScheduled condition" or "FailedScheduling event at <time>"
+    reason: str = ""
 
 
 _TIME_KEYS = ("lastTimestamp", "eventTime", "firstTimestamp")

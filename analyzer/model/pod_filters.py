@@ -75,10 +75,6 @@ class PodFilters:
     ports: tuple[tuple[str, int, str], ...]
     key: bytes  # what the funnel cache keys on: pods alike in all of it share one funnel
 
-    @property
-    def matters(self) -> bool:
-        return bool(self.claims or self.affinity or self.anti or self.spread or self.ports)
-
 
 def _label_keys(raw: dict, labels: dict[str, str]) -> tuple[Requirement, ...]:
     extra: list[Requirement] = []

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.bundle.engines import Violation, violations
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.events import SchedulerSaid  # here since the Cluster holds them (model/events.py reads them)
 from analyzer.model.nodes import InvalidNode, NodeView
 from analyzer.model.target import Target
 
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
     from analyzer.model.placement import Placement
     from analyzer.model.volumes import Storage
 
-
-
-@dataclass(frozen=True, kw_only=True)
-class SchedulerSaid:
-    message: str
-    source: str  # "PodScheduled condition" or "FailedScheduling event at <time>"
-    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ SC_ISTIO_INIT = {"allowPrivilegeEscalation": False, "capabilities": {"add": ["NE
                  "privileged": False, "readOnlyRootFilesystem": False, "runAsGroup": 0, "runAsNonRoot": False, "runAsUser": 0}
 
 
-def istio(desc: dict, app_port: int) -> dict:
+def istio(desc: dict) -> dict:
     """Istio in native-sidecar mode: an ordinary init container and a restartable proxy."""
     env = env_of("PROXY_CONFIG", "ISTIO_META_CLUSTER_ID", "ISTIO_META_WORKLOAD_NAME", "ISTIO_KUBE_APP_PROBERS",
                  fields=("POD_NAME", "POD_NAMESPACE", "POD_IP"))
@@ -171,7 +171,7 @@ def web_desc(cpu: str, mem: str, **kw) -> dict:
           env=env_of("DATABASE_URL", "REDIS_URL", fields=("POD_NAME",)),
           ports=[("http", 8080)], probe=(8080, "/healthz"), sc=SC_APP, mounts=[("tmp", "/tmp", False)])
     d = desc_base("ReplicaSet", [c], volumes=[{"emptyDir": {}, "name": "tmp"}], pod_sc={"fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}}, **kw)
-    return istio(d, 8080)
+    return istio(d)
 
 
 def api_desc(cpu: str, mem: str, **kw) -> dict:

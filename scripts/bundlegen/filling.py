@@ -168,7 +168,7 @@ class Filling:
         while made < budget:
             r = rng.random()
             acc = 0.0
-            for w, kind, nss, bases in kinds:
+            for w, kind, nss, bases in kinds:  # noqa: B007 (the one picked is used after the loop)
                 acc += w
                 if r <= acc:
                     break

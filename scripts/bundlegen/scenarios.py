@@ -70,7 +70,7 @@ class Scenarios:
             for _ in range(k):
                 self.pending(wl, "no-gpu-request")
         shape = self.shape("nr-bound", lambda: notebook_desc(None, 0, sel_accel(L4), False, runtime_class="nvidia-cdi", applied=True))
-        for i in range(plan["nr-bound"]):
+        for _ in range(plan["nr-bound"]):
             node = self.place(l4_ok, shape.req)
             if node is None:
                 continue
