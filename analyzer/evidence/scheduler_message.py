@@ -70,9 +70,10 @@ class Rebuilder:
     """The rebuilt message for many pod shapes from the node columns. The cordon and taint filters depend only
     on the tolerations and a node's taints: judged once per set of taints and tolerations; node affinity is the
     selector over the columns (through the node index); fit compares the amounts of the nodes left. A pod with
-    claims, DeviceClass-served resources or spec.nodeName, volumes, inter-pod terms, spread or host ports (the
-    filters after fit: `facts.filters`), a requested accelerator whose vendor's devices some node advertises under
-    another name (row 16), or `scalar`, is rebuilt node by node (rebuild())."""
+    volumes, inter-pod terms, spread or host ports (`facts.filters`), or a requested accelerator whose vendor's
+    devices some node advertises under another name (row 16), has the nodes left judged one by one through every
+    filter; a pod with claims, DeviceClass-served resources or spec.nodeName, or `scalar`, is rebuilt node by
+    node (rebuild())."""
 
     def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
         self.cluster = cluster
@@ -100,8 +101,7 @@ class Rebuilder:
     def rebuild(self, pod: PodFacts) -> str | None:
         c = self.cluster
         nodes = c.nodes or []
-        if (self.scalar or pod.pin or pod.filters is not None or columnar.columns_of(c) is None
-                or not columnar.node_blind(pod, c) or columnar.other_names_possible(pod, c)):
+        if self.scalar or pod.pin or columnar.columns_of(c) is None or not columnar.node_blind(pod, c):
             return rebuild(c, pod)
         failing, counts = self._cordon_or_taint(pod)
         counts = Counter(counts)
@@ -109,6 +109,14 @@ class Rebuilder:
         left = matching[~failing[matching]]
         # Past cordon and taints, every node the selector does not match fails at node affinity.
         counts[AFFINITY] += len(nodes) - int(np.count_nonzero(failing)) - len(left)
+        if pod.filters is not None or columnar.other_names_possible(pod, c):
+            # Ports, volumes, spread, inter-pod terms (or row 16): the nodes left, each through every filter.
+            for i in left.tolist():
+                reasons = node_reasons(pod, nodes[i], c)
+                if not reasons:
+                    return None
+                counts.update(reasons)
+            return _sentence(len(nodes), counts)
         short_any = np.zeros(len(left), dtype=bool)
         for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
             counts[insufficient(r)] += int(np.count_nonzero(short))

@@ -64,8 +64,6 @@ class Stage:
     word_for: Callable[[list[Reason]], str] | None = None
     # A stage that cannot remove a node for this pod is left out of its funnel (and of the evidence).
     applies: Callable[[PodFacts, Cluster], bool] | None = None
-    # A stage that cannot remove a node for this pod is left out of its funnel (and of the evidence).
-    applies: Callable[[PodFacts, Cluster], bool] | None = None
     vector: Callable[[PodFacts, Cluster, np.ndarray], Judged | None] | None = None
 
     def judge(self, pod: PodFacts, cluster: Cluster, at: np.ndarray, *, scalar: bool = False) -> Judged:
@@ -197,8 +195,7 @@ def _reason(funnel: FunnelResult) -> str:
     parts = []
     for k in sorted(range(len(groups)), key=lambda k: -sizes[k])[:3]:
         g = groups[k]
-        shown = [nodes[i].name for i in g.at[:3].tolist()] + [""] * max(0, len(g.at) - 3)
-        parts.append(f"{some_names(shown)}: {g.reason.text}")
+        parts.append(f"{some_names([nodes[i].name for i in g.at[:3].tolist()], total=len(g.at))}: {g.reason.text}")
     return head + ": " + "; ".join(parts)
 
 
