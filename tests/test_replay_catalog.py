@@ -13,7 +13,7 @@ from analyzer.bundle.catalog import KINDS
 from analyzer.replay.kinds import RESOURCES as SERVED
 from analyzer.replay.tables import TABLES
 from helpers import RECORDINGS
-from test_replay import kubectl, serving  # noqa: F401  (the fixture and the one way to run serve)
+from test_replay import serving  # the one way to run serve (the kubectl fixture is in conftest.py)
 
 # Real objects of every kind: the DRA recording first, then the lab's and the autoscaler recording's (its
 # ReplicaSets, Jobs, StatefulSets and DaemonSets).
