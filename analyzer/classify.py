@@ -12,13 +12,13 @@ from typing import Iterable, Iterator
 
 from analyzer import words
 from analyzer.evidence import scheduler_message
-from analyzer.evidence.fit import fit_evidence
+from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
+from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
 from analyzer.model.views import Cluster
-from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.pod_filters import PodFilters
 from analyzer.evidence.filters import filter_evidence, prefilter_message
 from analyzer.rules import dra_devices
@@ -56,14 +56,15 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     claims = funnel.facts.claims
     out = []
     for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
-                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed if name in cluster.nodes_by_name]):
+                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES)
+                  if name in cluster.nodes_by_name]):
         o = dra_devices.outcome(claims, node, cluster)
         if o is not None:
             out.append(dra_devices.outcome_evidence(o))
         if len(out) >= MAX_DEVICE_NODES:
             break
     if not out:  # the last stage removed them all: show those
-        for name, _ in funnel.last.removed[:MAX_DEVICE_NODES]:
+        for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES):
             node = cluster.nodes_by_name.get(name)
             o = dra_devices.outcome(claims, node, cluster) if node is not None else None
             if o is not None:
@@ -72,14 +73,16 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
 
 
 class Classifier:
-    def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT) -> None:
+    def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
+                 scalar: bool = False) -> None:
         self.cluster = cluster
+        self.scalar = scalar  # True: every stage and every evidence node by node (the reference the tests compare)
         self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self._funnels: dict[PodFacts, FunnelResult] = {}
         self._evidence: dict[int, _ShapeEvidence] = {}
-        self._rebuilder = scheduler_message.Rebuilder(cluster)
-        self._nearest = Nearest(cluster)
+        self._rebuilder = scheduler_message.Rebuilder(cluster, scalar=scalar)
+        self._nearest = Nearest(cluster, scalar=scalar)
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec, funnel_of=self._funnel)
@@ -100,7 +103,8 @@ class Classifier:
         word = decision.underlying or decision.word  # a refined word (rows 26-27) keeps the funnel's evidence
         if shape is not None and word == words.EXHAUSTED:
             if shape.fit is None:
-                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel)  # type: ignore[union-attr]
+                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel,  # type: ignore[union-attr]
+                                         None if self.node_limit is None else CLOSEST, scalar=self.scalar)
             fit = shape.fit
         if shape is not None and funnel is not None and funnel.word is not None and word == funnel.word:
             if shape.nearest is None:
@@ -150,7 +154,7 @@ class Classifier:
         facts = PodFacts.of(spec, pin, claims, filters)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:
-            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster)
+            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, scalar=self.scalar)
         return funnel
 
     def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
@@ -207,10 +211,11 @@ class Classifier:
 
 
 def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
-                 namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
+                 namespaces: tuple[str, ...] = (), scalar: bool = False) -> Iterator[Verdict]:
     """Every target, one verdict at a time (the output is written as they come): pods that will not start,
-    then attempts and refused owners (optionally only some namespaces)."""
-    clf = Classifier(cluster, cache=cache)
+    then attempts and refused owners (optionally only some namespaces). `cache` False: one funnel per pod;
+    `scalar`: node by node, no columns (both the references the tests compare)."""
+    clf = Classifier(cluster, cache=cache, scalar=scalar)
     wanted = set(namespaces)
     for t in (*cluster.pod_targets, *extra):
         if not wanted or t.namespace in wanted:
@@ -218,8 +223,8 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
 
 
 def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
-                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
-    return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces))
+                 namespaces: tuple[str, ...] = (), scalar: bool = False) -> list[Verdict]:
+    return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces, scalar=scalar))
 
 
 def verdict_of(cluster: Cluster, extra: Iterable[Target], key: str) -> Verdict | None:

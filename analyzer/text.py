@@ -20,10 +20,12 @@ def printable(text: str) -> str:
     return out
 
 
-def some_names(items: list[str], limit: int = 3) -> str:
-    """The first few names and how many more: `a, b, c (+4 more)`."""
+def some_names(items: list[str], limit: int = 3, total: int | None = None) -> str:
+    """The first few names and how many more: `a, b, c (+4 more)` (`total`: how many there are, when `items`
+    holds only the first ones)."""
+    total = len(items) if total is None else total
     shown = ", ".join(items[:limit])
-    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+    return shown + (f" (+{total - limit} more)" if total > limit else "")
 
 
 PROBLEMS_SHOWN = 50  # problem lines a command prints; the rest are counted

@@ -18,6 +18,15 @@ class Fit:
     rows: list[dict]
     fragmented: bool
     too_large: list[str]
+    # When rows show only the candidates closest to fitting: how many there are, how many are short of each
+    # resource, and the largest free amount of each anywhere among them (evidence/fit.py).
+    rest: dict | None = None
+
+    def as_data(self) -> dict:
+        out = {"rows": self.rows, "fragmented": self.fragmented, "too_large": self.too_large}
+        if self.rest is not None:
+            out["rest"] = self.rest
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)

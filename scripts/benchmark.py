@@ -1,6 +1,6 @@
 """Measure gpu-triage on one bundle: the floors, validate, analyze; seconds, ratio, peak RSS, output size.
 
-    python scripts/benchmark.py BUNDLE [--runs 3]
+    python scripts/benchmark.py BUNDLE [BUNDLE …] [--runs 3] [--steps floor,words,json]
     python scripts/benchmark.py BUNDLE --collector [--collector-script PATH] [--runs 1]
 
 --collector measures the collector instead: scripts/collect.py run against the
@@ -13,7 +13,8 @@ bundle and orjson.loads it with Python's garbage collector disabled, keeping the
 The streaming floor ("stream") is what a streaming one cannot beat (issue 10): per file, msgspec
 splits the List into raw item slices, then every item is orjson.loads-ed, checked by jsonschema-rs
 is_valid against its kind's item schema, and only a few fields kept. Then `validate`,
-`analyze -o words` and `analyze -o json` (to a file: its size is shown). Each measurement runs in a fresh process (so peak RSS is that
+`analyze -o words` and `analyze -o json` (to a file: its size is shown). Several bundles (e.g. the uniform,
+the --diverse and the --stuck-daemonset ones) are measured one after the other, each beside its own floor. Each measurement runs in a fresh process (so peak RSS is that
 process's own, from wait4), several times; the median is printed. Figures are
 printed, never asserted: timing belongs here, not in the tests.
 """
@@ -27,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 FLOOR = r"""
@@ -112,7 +113,7 @@ def bench_collector(bundle: Path, script: Path, runs: int) -> int:
     print(f"pods.json {pods / 1e6:,.0f} MB; target peak RSS <= 2 x pods.json + 300 MB = "
           f"{(2 * pods + 300e6) / 1e9:.2f} GB")
     print(f"machine   {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{datetime.now(timezone.utc):%Y-%m-%d}\n")
+          f"{datetime.now(UTC):%Y-%m-%d}\n")
     print(f"{'mode':<12}{'seconds':>9}{'peak RSS':>12}{'x pods.json':>13}{'exit':>6}")
     for mode, extra in (("redacting", []), ("--no-redact", ["--no-redact"])):
         for _ in range(runs):
@@ -134,19 +135,30 @@ def bench_collector(bundle: Path, script: Path, runs: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("bundle", type=Path)
+    ap.add_argument("bundle", type=Path, nargs="+")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--steps", default="floor,stream,validate,words,json,words-1",
+                    help="comma-separated steps to measure (floor is always measured)")
     ap.add_argument("--collector", action="store_true",
                     help="measure scripts/collect.py against the stand-in kubectl replaying BUNDLE")
     ap.add_argument("--collector-script", type=Path, default=REPO / "scripts" / "collect.py",
                     help="the collector to measure (e.g. an older copy, to compare)")
     args = ap.parse_args(argv)
     if args.collector:
-        return bench_collector(args.bundle, args.collector_script, args.runs)
+        return bench_collector(args.bundle[0], args.collector_script, args.runs)
+    wanted = {"floor"} | set(args.steps.split(","))
+    for n, bundle in enumerate(args.bundle):
+        if n:
+            print()
+        bench_analyzer(bundle, args.runs, wanted)
+    return 0
+
+
+def bench_analyzer(bundle: Path, runs: int, wanted: set[str]) -> None:
     import tempfile
 
     py = sys.executable
-    b = str(args.bundle)
+    b = str(bundle)
     steps = {
         "floor": [py, "-c", FLOOR, b],
         "stream": [py, "-c", STREAM_FLOOR, b],
@@ -155,24 +167,33 @@ def main(argv: list[str] | None = None) -> int:
         "json": [py, "-m", "analyzer", "analyze", b, "-o", "json"],
         "words-1": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
     }
+    steps = {name: cmd for name, cmd in steps.items() if name in wanted}
     envs = {"words-1": {"GPU_TRIAGE_WORKERS": "0"}}  # no worker process: what one core gives
     json_out = Path(tempfile.mkdtemp(prefix="gpu-triage-bench-")) / "verdicts.json"
     json_size = 0
-    pods = args.bundle / "pods.json"
+    shapes = ""
+    pods = bundle / "pods.json"
     size = pods.stat().st_size if pods.exists() else 0
-    print(f"bundle   {args.bundle}  (pods.json {size / 1e6:,.0f} MB)")
+    print(f"bundle   {bundle}  (pods.json {size / 1e6:,.0f} MB)")
     print(f"machine  {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{datetime.now(timezone.utc):%Y-%m-%d}")
-    print(f"runs     {args.runs} rounds, steps interleaved, median time and largest peak shown\n")
+          f"{datetime.now(UTC):%Y-%m-%d}")
+    print(f"runs     {runs} rounds, steps interleaved, median time and largest peak shown\n")
     # Rounds interleave the steps (floor, validate, analyze, floor, …) so a machine that slows down
     # or speeds up during the run affects every step alike.
     times: dict[str, list[float]] = {name: [] for name in steps}
     peaks: dict[str, list[int]] = {name: [] for name in steps}
-    for _ in range(args.runs):
+    for _ in range(runs):
         for name, cmd in steps.items():
             t, rss, status = run(cmd, json_out if name == "json" else None, envs.get(name))
             if name == "json":
                 json_size = json_out.stat().st_size
+                if not shapes and json_size:
+                    import orjson
+
+                    doc = orjson.loads(json_out.read_bytes())
+                    shapes = (f"{len(doc.get('verdicts') or ())} verdicts, {len(doc.get('funnels') or ())} distinct "
+                              f"funnels (pod shapes), {len(doc.get('fits') or ())} fit tables")
+                    del doc
                 json_out.unlink()
             if status not in (0, 1, 2):
                 print(f"{name}: exit status {status}", file=sys.stderr)
@@ -184,11 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'step':<10}{'seconds':>9}{'x floor':>9}{'peak RSS':>12}{'x floor':>9}")
     for name, (t, rss) in results.items():
         print(f"{name:<10}{t:>9.2f}{t / floor_t:>9.2f}{rss / 2**30:>10.2f}GB{rss / floor_rss:>9.2f}")
-    print(f"\nanalyze -o json wrote {json_size / 1e6:,.1f} MB")
+    if "json" in steps:
+        print(f"\nanalyze -o json wrote {json_size / 1e6:,.1f} MB: {shapes}")
     print("steps: floor = orjson.loads of every file, GC off; stream = msgspec split + orjson per item + is_valid;\n"
           "       validate; words = analyze -o words; json = analyze -o json > file;\n"
           "       words-1 = analyze -o words with GPU_TRIAGE_WORKERS=0 (one process, as on one core)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -11,8 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import RECORDINGS
-from helpers import run_cli as analyzer
+from helpers import RECORDINGS, run_cli
 from stand_in import Kube
 from test_collect import assert_valid, entry, manifest_of
 
@@ -48,7 +47,7 @@ def test_karpenter_objects_are_the_recorded_kubectl_output(kube: Kube) -> None:
         assert e["status"] == "ok" and e["command"][:3] == ["kubectl", "get", name] and "-A" not in e["command"]
     # Installed CRD, no object: an empty List, not a failure.
     assert json.loads((bundle / "provisioningrequests.autoscaling.x-k8s.io.json").read_text())["items"] == []
-    v = analyzer("validate", str(bundle))
+    v = run_cli("validate", str(bundle))
     assert v.returncode == 0, v.stdout + v.stderr
 
 
@@ -86,7 +85,7 @@ def test_clusters_without_karpenter_or_provisioning_requests_are_not_a_failure(k
         assert not (bundle / f"{name}.json").exists()
     # No cluster-autoscaler: the field selector matches nothing, an empty List.
     assert json.loads((bundle / CA_STATUS).read_text())["items"] == []
-    v = analyzer("validate", str(bundle))
+    v = run_cli("validate", str(bundle))
     assert v.returncode == 0, v.stdout + v.stderr
 
 

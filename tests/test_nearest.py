@@ -8,7 +8,8 @@ their straightforward definitions too.
 
 from __future__ import annotations
 
-
+from conftest import copy_lab, verdict
+from helpers import LAB
 
 from analyzer.classify import Classifier
 from analyzer.evidence.filters import nearest_failures
@@ -17,8 +18,6 @@ from analyzer.model.pod_filters import pod_filters
 from analyzer.evidence.scheduler_message import Rebuilder, rebuild
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
-from conftest import copy_lab, verdict
-from helpers import LAB
 
 
 def test_lab_taint_is_one_taint_away_from_gpu_tainted():
@@ -105,19 +104,16 @@ def test_indexed_selector_stage_and_rebuilder_equal_the_straightforward_scan(gen
         assert seen > 20
 
 
-def test_nodes_of_one_kind_share_their_checks_without_changing_a_word(generated, monkeypatch):
-    """The checks before fit run once per kind of node (capacity, allocatable, taints, cordon) when nothing
-    else can matter; every verdict's evidence is what checking each node on its own gives."""
-    from analyzer.evidence import nearest
+def test_the_columns_give_every_verdict_what_checking_each_node_on_its_own_gives(generated):
+    """The stages and the evidence from the node columns (one row per kind of node, vector operations) against
+    the scalar checks node by node: every verdict's word, reason and evidence is the same."""
+    from analyzer.classify import classify_all
 
-    def evidence() -> list[dict]:
-        analysis = analyse(generated, Options())
-        with analysis.bundle:
-            return [v.to_dict() for v in analysis.verdicts]
-
-    shared = evidence()
-    monkeypatch.setattr(nearest, "_node_blind", lambda pod, cluster: False)
-    assert evidence() == shared
+    analysis = analyse(generated, Options())
+    with analysis.bundle:
+        shared = [v.to_dict() for v in analysis.verdicts]
+        scalar = [v.to_dict() for v in classify_all(analysis.cluster, analysis.extra, scalar=True)]
+    assert scalar == shared
     assert sum(1 for v in shared if v.get("evidence", {}).get("nearest")) >= 10
 
 

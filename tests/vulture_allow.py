@@ -4,15 +4,19 @@ by a framework or read by tests and -o json, not by a call vulture can follow.""
 # ruff: noqa
 from analyzer import cli, cli_help, words
 from analyzer.diff.records import NodeGpu
+from analyzer.model.columns import NodeColumns
 from analyzer.model.dra import cel, views
+from analyzer.rules import columnar
 from analyzer.replay import commands
 
 # typer commands: called by the CLI framework from their decorators.
 cli.validate, cli.analyze, cli.collect, cli.diff, cli.report
 commands.serve, commands.shell
-cli._root  # the app's callback (--version)
-# click calls these overrides of its Command and Group classes.
-cli_help.HelpCommand.format_help, cli_help.HelpGroup.format_help, cli_help.HelpCommand.collect_usage_pieces
+cli._root  # the typer app's callback (--version)
+# click calls these overrides of its Command and Group.
+cli_help.HelpCommand.collect_usage_pieces, cli_help.HelpCommand.format_help, cli_help.HelpGroup.format_help
+# The columns' property test compares them with the scalar checks (tests/test_columns.py).
+columnar.judge_by_kind, NodeColumns.device_counts
 # The vocabulary -o json's schema enumerates (tests/test_classify_lab.py checks it).
 words.VOCABULARY
 # diff compares these fields by name (diff/compare.py _FIELDS).

@@ -1,77 +1,155 @@
 """For `exhausted`: each candidate's allocatable, used (and by which pods), free and requested;
-whether the shortage is fragmentation or the too-large sub-case (causes.md, row 14)."""
+whether the shortage is fragmentation or the too-large sub-case (causes.md, row 14).
+
+Bounded by default: fit rows for the `limit` candidates closest to fitting (fewest short resources, then the
+smallest shortfall relative to the request, then nodes.json order), and for the rest counts (how many are short
+of each resource, the largest free amount anywhere). `why` asks for every candidate (limit None). Fragmentation
+and too-large are judged over every candidate either way. The aggregates come from the node columns when the pod
+is node-blind (rules/columnar.py); otherwise, and as the reference, from the scalar checks node by node.
+"""
 
 from __future__ import annotations
 
+import numpy as np
+
+from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.rules import dra_devices
+from analyzer.rules import columnar, dra_devices
 from analyzer.rules.checks import PodFacts, available, shortages
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.verdict import Fit
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
 DEVICES = "devices"  # a claim's devices short on the node (their steps are in the verdict's `devices` evidence)
+CLOSEST = 10  # candidates with a fit row in `analyze` (the closest to fitting); `why` shows every one
 
 
-def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult) -> Fit:
-    wanted = c.config.resource_order([r for r, v in facts.wants.items() if v > 0] + ["pods"])
-    rows = []
-    free_sum: dict[str, int] = {}
-    short_everywhere: set[str] | None = None
-    devices_too_large = True
-    for node in funnel.fit_candidates:
+class _Facts:
+    """Per candidate (in fit_at order): what is short, and per resource free and allocatable."""
+
+    def __init__(self, wanted: list[str], n: int) -> None:
+        self.short: dict[str, np.ndarray] = {r: np.zeros(n, dtype=bool) for r in wanted + [DEVICES]}
+        self.free: dict[str, list[int]] = {r: [0] * n for r in wanted}
+        self.alloc: dict[str, list[int]] = {r: [0] * n for r in wanted}
+        self.devices_too_large = True
+
+
+def _want(facts: PodFacts, r: str) -> int:
+    return 1 if r == "pods" else facts.wants.get(r, 0)
+
+
+def _scalar_facts(c: Cluster, facts: PodFacts, nodes: list[NodeView], wanted: list[str]) -> _Facts:
+    out = _Facts(wanted, len(nodes))
+    for j, node in enumerate(nodes):
         used = c.usage.get(node.name) or {}
-        short = [s.resource for s in shortages(facts, node, c)]
+        for s in shortages(facts, node, c):
+            out.short[s.resource][j] = True
         devices = dra_devices.outcome(facts.claims, node, c)
         if devices is not None and devices.stage in ("free", "enough"):
-            short.append(DEVICES)
-            devices_too_large = devices_too_large and devices.too_large
-        short_everywhere = set(short) if short_everywhere is None else short_everywhere & set(short)
-        resources = {}
+            out.short[DEVICES][j] = True
+            out.devices_too_large = out.devices_too_large and devices.too_large
         for r in wanted:
-            want = 1 if r == "pods" else facts.wants.get(r, 0)
-            alloc, held, device_class = available(facts, node, c, r, used)
-            free = alloc - held
-            free_sum[r] = free_sum.get(r, 0) + max(free, 0)
-            resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, held),
-                            "free": format_units(r, free), "requested": format_units(r, want)}
-            if device_class is not None:
-                resources[r]["served_by"] = f"DeviceClass {device_class} (devices in ResourceSlices)"
-        # The pods holding what is short, largest first; capped per node, so a pod that is short of
-        # memory on 5,000 nodes does not list every pod of the cluster.
-        first = short[0] if short else None
-        held = [r for r in short if r != DEVICES]
-        on = c.pods_on.get(node.name, ())
-        if len(held) == 1:  # the usual case, without a generator per pod on the node
-            only = held[0]
-            holders = [h for h in on if h.requests.get(only)]
-        else:
-            holders = [h for h in on if any(h.requests.get(r) for r in held)]
-        holders.sort(key=lambda h: -(h.requests.get(first, 0) if first else 0))
-        used_by = [{"pod": h.key, "phase": h.phase,
-                    "requests": {r: format_units(r, h.requests[r]) for r in held if h.requests.get(r)}}
-                   for h in holders[:MAX_USED_BY]]
-        row: dict = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
-        if len(holders) > MAX_USED_BY:
-            row["used_by_more"] = len(holders) - MAX_USED_BY
-        if node.name in c.unknown_usage:
-            row["unknown_usage"] = str(c.unknown_usage[node.name])
-        rows.append(row)
+            alloc, held, _ = available(facts, node, c, r, used)
+            out.free[r][j] = alloc - held
+            out.alloc[r][j] = available(facts, node, c, r, {})[0]
+    return out
+
+
+def _vector_facts(c: Cluster, facts: PodFacts, at: np.ndarray, wanted: list[str]) -> _Facts | None:
+    rows = columnar.shortfalls(facts, c, at)
+    cols = columnar.columns_of(c)
+    if rows is None or cols is None:
+        return None
+    out = _Facts(wanted, len(at))
+    for r, _, _, _, short in rows:
+        out.short[r] = short
+    for r in wanted:
+        a = cols.amounts(r)
+        out.alloc[r] = a.allocatable[at]
+        out.free[r] = a.allocatable[at] - a.used[at]
+    return out
+
+
+def _closest(f: _Facts, facts: PodFacts, wanted: list[str], n: int, limit: int | None) -> list[int]:
+    """Candidates (indexes into fit_at) in the order closest to fitting; the first `limit` of them."""
+    if limit is None or n <= limit:
+        return list(range(n))
+    count = sum(f.short[r].astype(np.int64) for r in f.short)
+    worst = np.zeros(n, dtype=float)
+    for r in wanted:
+        want = max(_want(facts, r), 1)
+        gap = (want - np.asarray(f.free[r], dtype=float)) / float(want)
+        worst = np.maximum(worst, np.where(f.short[r], gap, 0.0))
+    return np.lexsort((np.arange(n), worst, count))[:limit].tolist()
+
+
+def _row(c: Cluster, facts: PodFacts, node: NodeView, wanted: list[str], short: list[str]) -> dict:
+    used = c.usage.get(node.name) or {}
+    resources = {}
+    for r in wanted:
+        alloc, held, device_class = available(facts, node, c, r, used)
+        resources[r] = {"allocatable": format_units(r, alloc), "used": format_units(r, held),
+                        "free": format_units(r, alloc - held), "requested": format_units(r, _want(facts, r))}
+        if device_class is not None:
+            resources[r]["served_by"] = f"DeviceClass {device_class} (devices in ResourceSlices)"
+    # The pods holding what is short, largest first; capped per node, so a pod that is short of
+    # memory on 5,000 nodes does not list every pod of the cluster.
+    first = short[0] if short else None
+    held = [r for r in short if r != DEVICES]
+    on = c.pods_on.get(node.name, ())
+    if len(held) == 1:  # the usual case, without a generator per pod on the node
+        only = held[0]
+        holders = [h for h in on if h.requests.get(only)]
+    else:
+        holders = [h for h in on if any(h.requests.get(r) for r in held)]
+    holders.sort(key=lambda h: -(h.requests.get(first, 0) if first else 0))
+    used_by = [{"pod": h.key, "phase": h.phase,
+                "requests": {r: format_units(r, h.requests[r]) for r in held if h.requests.get(r)}}
+               for h in holders[:MAX_USED_BY]]
+    row: dict = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
+    if len(holders) > MAX_USED_BY:
+        row["used_by_more"] = len(holders) - MAX_USED_BY
+    if node.name in c.unknown_usage:
+        row["unknown_usage"] = str(c.unknown_usage[node.name])
+    return row
+
+
+def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int | None = CLOSEST, *,
+                 scalar: bool = False) -> Fit:
+    wanted = c.config.resource_order([r for r, v in facts.wants.items() if v > 0] + ["pods"])
+    at = funnel.fit_at if funnel.fit_at is not None else np.zeros(0, dtype=np.int64)
+    nodes = c.nodes or []
+    f = None if scalar or len(at) <= columnar.SMALL else _vector_facts(c, facts, at, wanted)
+    if f is None:
+        f = _scalar_facts(c, facts, [nodes[i] for i in at.tolist()], wanted)
+    n = len(at)
+    order = [r for r in wanted if r in f.short] + [DEVICES]
+    rows = []
+    for j in _closest(f, facts, wanted, n, limit):
+        short = [r for r in order if f.short[r][j]]
+        rows.append(_row(c, facts, nodes[int(at[j])], wanted, short))
+    short_everywhere = {r for r in order if n and bool(np.all(f.short[r]))}
     # Fragmented: enough free units summed over the candidates, and a node big enough to hold it once
     # freed, but no single node with enough free now. A request above every candidate's allocatable is
     # not fragmentation: waiting cannot help (too_large).
     fragmented = False
     too_large = []
-    if DEVICES in (short_everywhere or ()) and devices_too_large:
+    if DEVICES in short_everywhere and f.devices_too_large:
         too_large.append(DEVICES)  # a claim asks more devices than any candidate has even when all are free
-    for r in short_everywhere or ():
-        if r == DEVICES:
+    for r in order:
+        if r not in short_everywhere or r == DEVICES:
             continue
-        want = 1 if r == "pods" else facts.wants.get(r, 0)
-        biggest = max((available(facts, node, c, r, {})[0] for node in funnel.fit_candidates), default=0)
+        want = _want(facts, r)
+        alloc, free = np.asarray(f.alloc[r], dtype=object), np.asarray(f.free[r], dtype=object)
+        biggest = int(alloc.max()) if len(alloc) else 0
         if biggest < want:
             too_large.append(r)
-        elif free_sum.get(r, 0) >= want:
+        elif int(np.maximum(free, 0).sum()) >= want:  # Python ints: a sum over 5,000 nodes stays exact
             fragmented = True
-    return Fit(rows=rows, fragmented=fragmented, too_large=too_large)
+    rest = None
+    if len(rows) < n:
+        rest = {"candidates": n, "shown": len(rows),
+                "short": {r: int(np.count_nonzero(f.short[r])) for r in order if np.any(f.short[r])},
+                "largest_free": {r: format_units(r, int(np.asarray(f.free[r], dtype=object).max())) for r in wanted}}
+    return Fit(rows=rows, fragmented=fragmented, too_large=too_large, rest=rest)

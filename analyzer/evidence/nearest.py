@@ -10,13 +10,16 @@ one failure (restore the plugin), not three (advertised, allocatable and fit on 
 
 from __future__ import annotations
 
-from analyzer.model.quantity import format_units
+import numpy as np
+
 from analyzer.model.nodes import NodeView
+from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.rules import dra_devices
 from analyzer.evidence.filters import nearest_failures
-from analyzer.rules.reason import Check, Reason
-from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, check_selector, shortages
+from analyzer.rules import columnar, dra_devices
+from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, shortages
+from analyzer.rules.funnel import selected
+from analyzer.rules.reason import Check, Reason, removed_positions
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 # Which one change is nearest to running: load first, then policy, health and neighbours, what a node has, and
@@ -72,7 +75,7 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
     advertised = check_advertised(pod, node, cluster)
     if advertised is not None:
         advice = ("ask for the name it advertises, or change the device plugin's sharing or MIG configuration"
-                  if advertised.check == "other-name" else "restore the device plugin or driver")
+                  if advertised.check is Check.OTHER_NAME else "restore the device plugin or driver")
         found.append(Reason(check=advertised.check, text=f"only {advertised.text} ({advice})"))
         explained.update(pod.extended)
     for check in (check_device_selectors, check_policy):
@@ -96,20 +99,6 @@ def _with_fit(found: list[Reason], explained: set[str], pod: PodFacts, node: Nod
     return found + [fit] if fit is not None else found
 
 
-def _node_blind(pod: PodFacts, cluster: Cluster) -> bool:
-    """Do the checks before fit read nothing of a node but its signature (capacity, allocatable, taints,
-    cordon)? Not with claims, nor when a DeviceClass may serve a requested extended resource: those read
-    the node's own devices."""
-    if pod.claims is not None:
-        return False
-    dra = cluster.dra
-    return dra is None or all(dra.world.extended_class(r) is None for r in pod.extended)
-
-
-def _signatures(nodes: list[NodeView]) -> list[tuple]:
-    return [(tuple(n.capacity.items()), tuple(n.allocatable.items()), n.taints, n.unschedulable) for n in nodes]
-
-
 def _selector_text(pod: PodFacts, node: NodeView) -> str:
     if pod.pin and node.name != pod.pin:
         return f"only spec.nodeName ({pod.pin})"
@@ -119,74 +108,106 @@ def _selector_text(pod: PodFacts, node: NodeView) -> str:
     return "only the required node affinity (its labels or name do not match)"
 
 
+def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | None:
+    """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
+    where exactly one does). Node-blind pods only: advertised, allocatable and fit from the amounts, cordon and
+    taints once per set of taints. Not for the filters after fit (`pod.filters`) nor when a node may offer the
+    vendor's devices under another name (row 16): those are counted node by node."""
+    cols = columnar.columns_of(cluster)
+    if (cols is None or pod.filters is not None or not columnar.node_blind(pod, cluster)
+            or columnar.other_names_possible(pod, cluster)):
+        return None
+    at = cols.everything
+    policy = columnar.policy(pod, cluster, at)
+    if policy is None:
+        return None
+    pol = np.zeros(cols.n, dtype=bool)
+    pol[removed_positions(policy.removed)] = True
+    adv = columnar.missing_mask(pod, cols, at)
+    zero = columnar.zero_mask(pod, cols, at) & ~adv  # allocatable is asked only where the resource is advertised
+    rows = columnar.shortfalls(pod, cluster, at) or []
+    fit = np.zeros(cols.n, dtype=bool)
+    for r, _, _, _, short in rows:
+        if r in pod.extended:  # a shortage an earlier failure explains (absent, or allocatable 0) is not another
+            short = short & ~adv & (cols.amounts(r).allocatable != 0)
+        fit |= short
+    count = adv.astype(np.int64) + pol + zero + fit
+    order = np.full(cols.n, _ORDER[Check.FIT])
+    order[zero] = _ORDER[Check.ZERO_ALLOCATABLE]
+    order[adv] = _ORDER[Check.NOT_ADVERTISED]
+    # The cordon and taint checks share one rank: which of them fails does not change the order.
+    order[pol] = _ORDER[Check.TAINT]
+    return np.minimum(count, 2), order
+
+
+def _counted(per_node: list[list[Reason]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Node by node failures as (count capped at 2, the _ORDER of the one failing check, the nodes with none)."""
+    count = np.array([min(len(f), 2) for f in per_node], dtype=np.int64)
+    order = np.array([_ORDER.get(f[0].check, 9) if f else 0 for f in per_node], dtype=np.int64)
+    return count, order, np.flatnonzero(count == 0)
+
+
 class Nearest:
-    """Per cluster: caches the selector-independent failures per (resource key, node)."""
+    """Per cluster: caches the selector-independent failures per (tolerations, requests, claims, pinned) key."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
         self.cluster = cluster
-        self._failures: dict[tuple, list[list[Reason]]] = {}
-        self._signatures: list[tuple] | None = None
+        self.scalar = scalar  # every node through the scalar checks (the reference the tests compare)
+        self._failures: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]] = {}
+        self._lists: dict[tuple, list[list[Reason]]] = {}
 
-    def _all(self, pod: PodFacts) -> tuple[list[list[Reason]], list[int]]:
-        """Per node, the failures other than the selector; and the nodes with none (in nodes.json order)."""
+    def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]:
+        """Per node: how many checks other than the selector fail (0, 1, or 2 for more), and the rank of the
+        failing one where one does; the nodes where none does; and, when judged node by node for the filters
+        after fit, each node's failures (else None: the shown nodes' reasons are made when shown)."""
         key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
         if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
             full = key + (pod.filters_key, pod.node_selector, pod.affinity)  # spread reads the selector
             found = self._failures.get(full)
             if found is None:
-                base, _ = self._all(PodFacts.of_shape(pod))
                 c = self.cluster
+                base = self._lists.get(key)
+                if base is None:
+                    shape = PodFacts.of_shape(pod)
+                    base = self._lists[key] = [failures(shape, n, c) for n in c.nodes or []]
                 per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
                             for f, n in zip(base, c.nodes or [])]
-                found = self._failures[full] = (per_node, [i for i, f in enumerate(per_node) if not f])
+                found = self._failures[full] = (*_counted(per_node), per_node)
             return found
         found = self._failures.get(key)
         if found is None:
             c = self.cluster
-            nodes = c.nodes or []
-            if _node_blind(pod, c):
-                # 5,000 nodes are a few dozen kinds of node: the checks before fit run once per kind.
-                if self._signatures is None:
-                    self._signatures = _signatures(nodes)
-                before: dict[tuple, tuple[list[Reason], set[str]]] = {}
-                per_node = []
-                for n, sig in zip(nodes, self._signatures):
-                    pre = before.get(sig)
-                    if pre is None:
-                        pre = before[sig] = _before_fit(pod, n, c)
-                    per_node.append(pre[0] if len(pre[0]) > 1 else _with_fit(pre[0], pre[1], pod, n, c))
+            vector = None if self.scalar else _vector_counts(pod, c)
+            if vector is None:
+                found = self._failures[key] = (*_counted([failures(pod, n, c) for n in c.nodes or []]), None)
             else:
-                per_node = [failures(pod, n, c) for n in nodes]
-            found = self._failures[key] = (per_node, [i for i, f in enumerate(per_node) if not f])
+                found = self._failures[key] = (*vector, np.flatnonzero(vector[0] == 0), None)
         return found
 
     def of(self, pod: PodFacts) -> dict:
-        """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence.
-        Costs the nodes the index cannot rule out plus SHOWN, not every node, per pod shape."""
+        """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence."""
         c = self.cluster
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
-        per_node, zero = self._all(pod)
-        matching = {i for i in c.node_index.possible(pod.node_selector, pod.terms, pod.pin)
-                    if check_selector(pod, nodes[i], c) is None}
-        near = sorted(((_ORDER.get(per_node[i][0].check, 9), i, per_node[i][0]) for i in matching
-                       if len(per_node[i]) == 1), key=lambda x: (x[0], x[1]))
+        count, order, none, per_node = self._all(pod)
+        matching = selected(pod, c, scalar=self.scalar)
+        one = matching[count[matching] == 1]
+        near_at = one[np.lexsort((one, order[one]))]
         # Nodes failing only the selector: every node with no other failure that the selector does not match.
-        selector_only = len(zero) - sum(1 for i in matching if not per_node[i])
-        shown = []
-        for i in zero:
-            if len(near) + len(shown) >= SHOWN:
-                break
-            if i not in matching:
-                shown.append((_ORDER[Check.SELECTOR], i, Reason(check=Check.SELECTOR, text=_selector_text(pod, nodes[i]))))
-        near = near + shown
-        if not near:
+        selector_only = none[~np.isin(none, matching)] if len(none) else none
+        room = max(SHOWN - len(near_at), 0)
+        shown = [(int(i), None) for i in near_at[:SHOWN].tolist()] + [
+            (int(i), Reason(check=Check.SELECTOR, text=_selector_text(pod, nodes[int(i)]))) for i in selector_only[:room].tolist()]
+        if not shown:
             return {"nearest": [], "nearest_none": "no node is one change away: every node fails two or more checks"}
-        total = len(near) - len(shown) + selector_only
-        out: dict = {"nearest": [{"node": nodes[i].name,
-                                  "reason": _fit_text(pod, nodes[i], c) if r.check is Check.FIT else r.text}
-                                 for _, i, r in near[:SHOWN]]}
+        total = len(near_at) + len(selector_only)
+        out: dict = {"nearest": []}
+        for i, reason in shown[:SHOWN]:
+            node = nodes[i]
+            if reason is None:
+                reason = (failures(pod, node, c) if per_node is None else per_node[i])[0]
+            out["nearest"].append({"node": node.name, "reason": _fit_text(pod, node, c) if reason.check is Check.FIT else reason.text})
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN
         return out

@@ -14,12 +14,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import numpy as np
+
 from analyzer.model.nodes import NodeView
 from analyzer.model.events import SchedulerSaid
 from analyzer.model.views import Cluster
-from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint
-from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
 from analyzer.model.target import Target
+from analyzer.rules import columnar
+from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint, insufficient
+from analyzer.rules.funnel import selected
+from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
 
 
 def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
@@ -64,41 +68,62 @@ def _sentence(total: int, counts: Counter[str]) -> str:
 
 
 class Rebuilder:
-    """The rebuilt message for many pod shapes at pods + nodes cost. A node the node index rules out for a pod
-    fails at the cordon or taint filter (which depend only on the tolerations) or else at node affinity; those
-    counts are made once per set of tolerations. Only the nodes the index cannot rule out are judged per pod."""
+    """The rebuilt message for many pod shapes from the node columns. The cordon and taint filters depend only
+    on the tolerations and a node's taints: judged once per set of taints and tolerations; node affinity is the
+    selector over the columns (through the node index); fit compares the amounts of the nodes left. A pod with
+    volumes, inter-pod terms, spread or host ports (`facts.filters`), or a requested accelerator whose vendor's
+    devices some node advertises under another name (row 16), has the nodes left judged one by one through every
+    filter; a pod with claims, DeviceClass-served resources or spec.nodeName, or `scalar`, is rebuilt node by
+    node (rebuild())."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
         self.cluster = cluster
-        self._before_affinity: dict[tuple, tuple[list[tuple[str, ...]], Counter[str]]] = {}
+        self.scalar = scalar
+        self._policy: dict[tuple, tuple[np.ndarray, Counter[str]]] = {}
 
-    def _base(self, pod: PodFacts) -> tuple[list[tuple[str, ...]], Counter[str]]:
-        key = pod.tolerations
-        found = self._before_affinity.get(key)
+    def _cordon_or_taint(self, pod: PodFacts) -> tuple[np.ndarray, Counter[str]]:
+        """Nodes whose first failure is the cordon or a taint, and what the scheduler writes for them."""
+        found = self._policy.get(pod.tolerations)
         if found is None:
-            per_node: list[tuple[str, ...]] = []
+            c = self.cluster
+            cols = c.columns
+            assert cols is not None and c.nodes is not None
+            per_kind = [check_cordon(pod, c.nodes[i], c) or check_taint(pod, c.nodes[i], c) for i in cols.taint_kinds]
+            sizes = np.bincount(cols.taint_kind, minlength=len(per_kind))
             counts: Counter[str] = Counter()
-            for node in self.cluster.nodes or []:
-                reason = check_cordon(pod, node, self.cluster) or check_taint(pod, node, self.cluster)
-                first = reason.scheduler if reason is not None else (AFFINITY,)
-                per_node.append(first)
-                counts.update(first)
-            found = self._before_affinity[key] = (per_node, counts)
+            for reason, size in zip(per_kind, sizes.tolist()):
+                if reason is not None:
+                    for text in reason.scheduler:
+                        counts[text] += size
+            failing = np.array([r is not None for r in per_kind], dtype=bool)[cols.taint_kind]
+            found = self._policy[pod.tolerations] = (failing, counts)
         return found
 
     def rebuild(self, pod: PodFacts) -> str | None:
         c = self.cluster
         nodes = c.nodes or []
-        if pod.pin or c.node_index is None:
+        if self.scalar or pod.pin or columnar.columns_of(c) is None or not columnar.node_blind(pod, c):
             return rebuild(c, pod)
-        per_node, base = self._base(pod)
-        counts = Counter(base)
-        for i in c.node_index.possible(pod.node_selector, pod.terms, ""):
-            counts.subtract(per_node[i])
-            reasons = node_reasons(pod, nodes[i], c)
-            if not reasons:
-                return None
-            counts.update(reasons)
+        failing, counts = self._cordon_or_taint(pod)
+        counts = Counter(counts)
+        matching = selected(pod, c)
+        left = matching[~failing[matching]]
+        # Past cordon and taints, every node the selector does not match fails at node affinity.
+        counts[AFFINITY] += len(nodes) - int(np.count_nonzero(failing)) - len(left)
+        if pod.filters is not None or columnar.other_names_possible(pod, c):
+            # Ports, volumes, spread, inter-pod terms (or row 16): the nodes left, each through every filter.
+            for i in left.tolist():
+                reasons = node_reasons(pod, nodes[i], c)
+                if not reasons:
+                    return None
+                counts.update(reasons)
+            return _sentence(len(nodes), counts)
+        short_any = np.zeros(len(left), dtype=bool)
+        for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
+            counts[insufficient(r)] += int(np.count_nonzero(short))
+            short_any |= short
+        if not short_any.all():
+            return None  # some node passes every filter
         return _sentence(len(nodes), counts)
 
 

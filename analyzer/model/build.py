@@ -22,6 +22,7 @@ from analyzer.model.accelerators import AcceleratorConfig, is_extended
 from analyzer.model.autoscalers import PROVREQ_ANNOTATIONS, build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
+from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.volumes import build_storage
@@ -343,7 +344,9 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         findings.add(file, [(path, "quantities the queue can use", found)])
     autoscalers = build_autoscalers(loaded)
     findings.items.extend(autoscalers.findings)
-    return Cluster(dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None, claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+    return Cluster(dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None,
+                   columns=NodeColumns(nodes, pods.usage) if nodes is not None else None,
+                   claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
                    pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,

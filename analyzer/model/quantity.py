@@ -130,6 +130,7 @@ def nano_to_units(resource: str, value: int) -> int:
     return _bounded(-((-value) // 10**6) if resource == "cpu" else -((-value) // NANO), resource)
 
 
+@lru_cache(maxsize=65536)  # the same amounts come back for every node and pod of a shape
 def format_units(resource: str, units: int) -> str:
     """Scheduler units back into a readable quantity (cpu in m when fractional, memory in Ki..Ti when exact)."""
     if resource == "cpu":

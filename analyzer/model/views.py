@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from analyzer.model.autoscalers import Autoscalers
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_start import NodeStart
+    from analyzer.model.columns import NodeColumns
     from analyzer.model.node_index import NodeIndex
     from analyzer.model.queue_world import QueueWorld
     from analyzer.model.placement import Placement
@@ -83,6 +84,7 @@ class Cluster:
     autoscalers: "Autoscalers | None" = None  # cluster-autoscaler's and Karpenter's events and objects
     node_start: "NodeStart | None" = None  # the kubelet's and attach/detach controller's pod events, node readiness
     newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
+    columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
 
     @property
     def new_taint_wording(self) -> bool:

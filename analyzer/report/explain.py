@@ -51,6 +51,12 @@ def render(v: Verdict, out: TextIO) -> None:
                 w(f"    used by: {users}{more}\n")
             if row.get("unknown_usage"):
                 w(f"    usage unknown: {row['unknown_usage']}\n")
+        if fit.rest:
+            rest = fit.rest
+            short = ", ".join(f"{n} short of {r}" for r, n in rest["short"].items())
+            largest = ", ".join(f"{r} {q}" for r, q in rest["largest_free"].items())
+            w(f"  … {rest['candidates'] - rest['shown']} more candidates (of {rest['candidates']}: {short}; "
+              f"largest free anywhere: {largest}; every one in `why`)\n")
         if fit.too_large:
             w(f"  too large: it asks more {', '.join(fit.too_large)} than any candidate can ever offer; waiting will not help\n")
         if fit.fragmented:

@@ -15,7 +15,8 @@ is written as it goes: only the distinct funnels (already held by the classifier
 
 from __future__ import annotations
 
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 import orjson
 
@@ -73,7 +74,7 @@ class JsonWriter:
             return None
         known = self._fits.get(id(fit))
         if known is None:
-            fit_doc = {"rows": fit.rows, "fragmented": fit.fragmented, "too_large": fit.too_large}
+            fit_doc = fit.as_data()
             known = self._fits[id(fit)] = (f"f{len(self._fits) + 1}", fit_doc, fit)
         return known[0]
 

@@ -18,6 +18,7 @@ from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.dra.reading import pod_claims
 from analyzer.rules.case import Case, Decision
 
+
 def claims_of(case: Case):  # -> PodClaims | None
     t = case.target
     spec = case.spec if isinstance(case.spec, dict) else {}

@@ -7,7 +7,12 @@ modules build on.
 
 from __future__ import annotations
 
-from analyzer.model.dra.outcomes import ExtendedOffer, NodeOutcome, RequestEvidence, Resolution
+from analyzer.model.dra.outcomes import (
+    ExtendedOffer,
+    NodeOutcome,
+    RequestEvidence,
+    Resolution,
+)
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules.reason import Check, Reason

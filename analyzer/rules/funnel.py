@@ -9,26 +9,40 @@ stage goes through the node index (model/node_index.py), so the funnel costs pod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
+import numpy as np
 
 from analyzer.bundle.catalog import NODES
 from analyzer.text import some_names
 from analyzer import words
-from analyzer.model.matching import (selector_matches)
-from analyzer.model.quantity import format_units
+from analyzer.model.matching import selector_matches
 from analyzer.model.nodes import NodeView
+from analyzer.model.quantity import format_units
+from analyzer.model.selector_columns import selector_mask
 from analyzer.model.views import Cluster
+from analyzer.rules import columnar
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.checks import (
+    AFFINITY,
+    NODE_NAME,
+    PodFacts,
+    check_advertised,
+    check_allocatable,
+    check_device_selectors,
+    check_fit,
+    check_policy,
+    check_selector,
+)
+from analyzer.rules.columnar import Judged
 from analyzer.rules.funnel_result import FunnelResult, StageResult
-from analyzer.rules.reason import Check, Reason
-from analyzer.rules.checks import (AFFINITY, NODE_NAME, PodFacts, check_advertised, check_allocatable,
-                                   check_device_selectors, check_fit, check_policy, check_selector)
 from analyzer.rules.in_use import check_in_use, in_use_applies
 from analyzer.rules.interpod import check_interpod, interpod_applies
+from analyzer.rules.reason import Check, Groups, Reason, Removed, group_sizes
 from analyzer.rules.spread import check_spread, spread_applies
 from analyzer.rules.volumes import check_volume_topology, volumes_apply
+
 
 def _policy_word(removed: list[Reason]) -> str:
     return words.CORDONED if all(r.check is Check.CORDON for r in removed) else words.UNTOLERATED_TAINT
@@ -36,83 +50,115 @@ def _policy_word(removed: list[Reason]) -> str:
 
 def _advertised_word(removed: list[Reason]) -> str:
     """Row 16 before 17: some candidate offers the vendor's devices under another name (checks.check_advertised)."""
-    return words.RESOURCE_NAME_MISMATCH if any(r.check == "other-name" for r in removed) else words.NO_GPU_NODE
+    return words.RESOURCE_NAME_MISMATCH if any(r.check is Check.OTHER_NAME for r in removed) else words.NO_GPU_NODE
 
 
 @dataclass(frozen=True, kw_only=True)
 class Stage:
+    """One stage: its scalar check (the reference, one node) and, where it has one, its vector form over the
+    nodes that reach it (rules/columnar.py; None from it means "judge node by node here")."""
+
     name: str
     word: str
     check: Callable[[PodFacts, NodeView, Cluster], Reason | None]
     word_for: Callable[[list[Reason]], str] | None = None
     # A stage that cannot remove a node for this pod is left out of its funnel (and of the evidence).
     applies: Callable[[PodFacts, Cluster], bool] | None = None
+    vector: Callable[[PodFacts, Cluster, np.ndarray], Judged | None] | None = None
+
+    def judge(self, pod: PodFacts, cluster: Cluster, at: np.ndarray, *, scalar: bool = False) -> Judged:
+        judged = None
+        if self.vector is not None and not scalar and len(at) > columnar.SMALL:
+            judged = self.vector(pod, cluster, at)
+        return judged if judged is not None else columnar.judge_scalar(self.check, pod, cluster, at)
 
 
 # causes.md v3: what the pod selects (15), what the node has (16-18), where its data lives (19), policy (20, 21),
 # health (22), where other pods are (23, 24), load (25: resources, then ports, ReadWriteOncePod and CSI limits).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
-    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word),
-    Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors),
+    Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word,
+          vector=columnar.advertised),
+    Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors,
+          vector=columnar.device_selectors),
     Stage(name="volumes", word=words.VOLUME_NODE_CONFLICT, check=check_volume_topology, applies=volumes_apply),
-    Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word),
-    Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable),
+    Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word, vector=columnar.policy),
+    Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable, vector=columnar.allocatable),
     Stage(name="pod-affinity", word=words.POD_AFFINITY, check=check_interpod, applies=interpod_applies),
     Stage(name="topology-spread", word=words.TOPOLOGY_SPREAD, check=check_spread, applies=spread_applies),
-    Stage(name="fit", word=words.EXHAUSTED, check=check_fit),
+    Stage(name="fit", word=words.EXHAUSTED, check=check_fit, vector=columnar.fit),
     Stage(name="in-use", word=words.EXHAUSTED, check=check_in_use, applies=in_use_applies),
 )
 
 
-def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> StageResult:
-    """Row 8 through the node index: the exact check runs only on the nodes the index cannot rule out."""
+def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.ndarray:
+    """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (row 8).
+    The node index narrows first (a pinned DaemonSet pod looks at one node, not 5,000); then the columns, or
+    the scalar rule on a handful of nodes."""
+    cols = columnar.columns_of(cluster)
+    key = ("selected", pod.node_selector, pod.affinity, pod.pin, scalar)
+    found = cluster.columns.memo.get(key) if cluster.columns is not None else None
+    if found is not None:
+        return found  # type: ignore[return-value]
+    nodes = cluster.nodes or []
     index = cluster.node_index
-    possible = index.possible(pod.node_selector, pod.terms, pod.pin) if index is not None else frozenset(range(len(nodes)))
-    kept: list[NodeView] = []
-    removed: list[tuple[str, Reason]] = []
-    for i in sorted(possible):
-        node = nodes[i]
-        reason = check_selector(pod, node, cluster)
-        if reason is None:
-            kept.append(node)
+    at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None
+          else np.arange(len(nodes), dtype=np.int64))
+    mask = None
+    if cols is not None and not scalar and len(at) > columnar.SMALL:
+        mask = selector_mask(cols, pod.node_selector, pod.terms, pod.pin, at)
+    if mask is None:
+        mask = np.array([check_selector(pod, nodes[i], cluster) is None for i in at.tolist()], dtype=bool)
+    found = at[mask]
+    if cluster.columns is not None:  # the funnel, the nearest nodes and the rebuilt message each ask
+        cluster.columns.memo[key] = found
+    return found
+
+
+def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scalar: bool) -> StageResult:
+    kept = selected(pod, cluster, scalar=scalar)
+    out = np.ones(len(nodes), dtype=bool)
+    out[kept] = False
+    removed = np.flatnonzero(out)
+    affinity = Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
+                      scheduler=(AFFINITY,))
+    groups: list[Removed] = []
+    if pod.pin and len(removed):
+        # check_selector: a node of another name fails on the name, the pinned node itself on its labels.
+        cols = cluster.columns
+        if cols is not None:
+            named = cols.names_column.codes[removed] == cols.names_column.code.get(pod.pin, -1)
         else:
-            removed.append((node.name, reason))
-    bulk = None
-    if len(possible) < len(nodes):
-        bulk = (Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,)) if pod.pin
-                else Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
-                            scheduler=(AFFINITY,)))
-    return StageResult(name="selector", nodes_in=len(nodes), kept=kept, removed=removed, bulk=bulk, possible=possible)
+            named = np.array([nodes[i].name == pod.pin for i in removed.tolist()], dtype=bool)
+        other = Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
+        parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
+        groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
+    elif len(removed):
+        groups = [Removed(removed, affinity)]
+    return StageResult(name="selector", nodes_in=len(nodes), kept_at=kept, groups=groups, nodes=nodes)
 
 
-def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster) -> FunnelResult:
-    first = _selector_stage(pod, nodes, cluster)
+def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, *, scalar: bool = False) -> FunnelResult:
+    """Stage by stage over the candidates; `scalar`: every stage node by node (the reference the tests compare)."""
+    first = _selector_stage(pod, nodes, cluster, scalar)
     results: list[StageResult] = [first]
-    if not first.kept:
+    if not len(first.kept_at):
         return FunnelResult(facts=pod, stages=results, word=STAGES[0].word)
-    candidates = first.kept
-    fit_candidates: list[NodeView] = []
+    candidates = first.kept_at
+    fit_at = None
     for stage in STAGES[1:]:
         if stage.applies is not None and not stage.applies(pod, cluster):
             continue
         if stage.name == "fit":
-            fit_candidates = candidates
-        kept: list[NodeView] = []
-        removed: list[tuple[str, Reason]] = []
-        check = stage.check
-        for node in candidates:
-            reason = check(pod, node, cluster)
-            if reason is None:
-                kept.append(node)
-            else:
-                removed.append((node.name, reason))
-        results.append(StageResult(name=stage.name, nodes_in=len(candidates), kept=kept, removed=removed))
-        if not kept:
-            word = stage.word_for([r for _, r in removed]) if stage.word_for else stage.word
-            return FunnelResult(facts=pod, stages=results, word=word, fit_candidates=fit_candidates)
-        candidates = kept
-    return FunnelResult(facts=pod, stages=results, word=None, fit_candidates=fit_candidates)
+            fit_at = candidates
+        judged = stage.judge(pod, cluster, candidates, scalar=scalar)
+        results.append(StageResult(name=stage.name, nodes_in=len(candidates), kept_at=judged.kept,
+                                   groups=judged.removed, nodes=nodes))
+        if not len(judged.kept):
+            word = stage.word_for([g.reason for g in judged.removed]) if stage.word_for else stage.word
+            return FunnelResult(facts=pod, stages=results, word=word, fit_at=fit_at)
+        candidates = judged.kept
+    return FunnelResult(facts=pod, stages=results, word=None, fit_at=fit_at)
 
 
 # -- rows 8-14 as one rule of the order ------------------------------------------------
@@ -143,42 +189,53 @@ def _reason(funnel: FunnelResult) -> str:
     head = _HEAD[last.name].format(n=last.nodes_in)
     if last.name == "selector":
         return head
-    by_reason: dict[str, list[str]] = {}
-    for node, reason in last.removed:
-        by_reason.setdefault(reason.text, []).append(node)
-    parts = [f"{some_names(nodes)}: {text}" for text, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
-    return head + ": " + "; ".join(parts[:3])
+    nodes = last.nodes
+    groups = text_groups(last)
+    sizes = group_sizes(groups)
+    parts = []
+    for k in sorted(range(len(groups)), key=lambda k: -sizes[k])[:3]:
+        g = groups[k]
+        parts.append(f"{some_names([nodes[i].name for i in g.at[:3].tolist()], total=len(g.at))}: {g.reason.text}")
+    return head + ": " + "; ".join(parts)
+
+
+def text_groups(stage: StageResult) -> list[Removed] | Groups:
+    """The stage's removed nodes grouped by their reason's text, groups in the order of their first node. Groups
+    whose texts are known to be distinct stay as they are (their Reasons still unmade)."""
+    if isinstance(stage.groups, Groups) or all(g.distinct_text for g in stage.groups):
+        return stage.groups
+    by_text: dict[str, list[Removed]] = {}
+    for g in stage.groups:
+        by_text.setdefault(g.reason.text, []).append(g)
+    out = [parts[0] if len(parts) == 1 else Removed(np.sort(np.concatenate([g.at for g in parts])), parts[0].reason)
+           for parts in by_text.values()]
+    return sorted(out, key=lambda g: int(g.at[0]))
+
+
+GROUP_LIMIT = 20  # reasons listed per stage in `analyze -o json` (the rest counted); why -o json lists every one
 
 
 def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | None) -> list[dict]:
     """Stage by stage; removed nodes grouped by their exact reason: a count, at most `limit` names (None: all)
-    and how many more. The selector stage's bulk group is counted without naming every node: a pod pinned to
-    one node of 5,000 costs the names shown, not 4,999."""
+    and how many more. With a limit, at most GROUP_LIMIT reasons per stage, the most common (the others are
+    counted in `removed_more`): 5,000 nodes short of memory by 5,000 different amounts are not 5,000 groups."""
     out = []
     for st in funnel.stages:
-        counts: dict[str, int] = {}
-        names: dict[str, list[str]] = {}
-        for _node, reason in st.removed:
-            counts[reason.text] = counts.get(reason.text, 0) + 1
-        if st.bulk is not None:
-            counts[st.bulk.text] = counts.get(st.bulk.text, 0) + len(nodes) - len(st.possible)
-        if counts:
-            # Stop as soon as every group has its names: a pinned pod's 4,999 removed nodes cost 20 steps.
-            wanted = {text: n if limit is None else min(n, limit) for text, n in counts.items()}
-            unfilled = sum(1 for n in wanted.values() if n)
-            for node, reason in st.removed_nodes(nodes):
-                group = names.setdefault(reason.text, [])
-                if len(group) < wanted[reason.text]:
-                    group.append(node)
-                    if len(group) == wanted[reason.text]:
-                        unfilled -= 1
-                        if unfilled == 0:
-                            break
-        first_seen = {text: i for i, text in enumerate(names)}  # groups in the order their first node came
-        out.append({"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out,
-                    "removed": [{"reason": text, "count": n, "nodes": names.get(text, []),
-                                 "more": n - len(names.get(text, []))}
-                                for text, n in sorted(counts.items(), key=lambda kv: first_seen.get(kv[0], len(first_seen)))]})
+        groups = text_groups(st)
+        sizes = group_sizes(groups)
+        listed = range(len(groups))
+        if limit is not None and len(groups) > GROUP_LIMIT:
+            listed = sorted(sorted(range(len(groups)), key=lambda k: (-sizes[k], k))[:GROUP_LIMIT])
+        removed = []
+        for g in (groups[k] for k in listed):
+            shown = g.at if limit is None else g.at[:limit]
+            removed.append({"reason": g.reason.text, "count": len(g.at), "nodes": [nodes[i].name for i in shown.tolist()],
+                            "more": len(g.at) - len(shown)})
+        stage = {"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out, "removed": removed}
+        if len(listed) < len(groups):
+            stage["removed_more"] = {"reasons": len(groups) - len(listed),
+                                     "count": sum(sizes) - sum(sizes[k] for k in listed)}
+        out.append(stage)
     return out
 
 

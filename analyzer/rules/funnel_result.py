@@ -1,42 +1,60 @@
 """What a funnel run gives: each stage's nodes in and out and the removed nodes with their reasons. Apart from
-funnel.py so the Case every rule reads can name it without importing the funnel rule."""
+funnel.py so the Case every rule reads can name it without importing the funnel rule.
+
+Nodes are positions in nodes.json (numpy arrays), removed nodes come in groups that share one Reason: a stage
+that removes 4,999 nodes for one reason holds one Reason and one array, not 4,999 pairs. The node records and
+the (node name, Reason) pairs are made only when asked for (`kept`, `removed`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
+
+import numpy as np
 
 from analyzer.model.nodes import NodeView
 from analyzer.rules.checks import PodFacts
-from analyzer.rules.reason import Reason
+from analyzer.rules.reason import (
+    Groups,
+    Reason,
+    Removed,
+    group_sizes,
+    removed_positions,
+)
 
 
 @dataclass(kw_only=True)
 class StageResult:
     name: str
     nodes_in: int
-    kept: list[NodeView]
-    removed: list[tuple[str, Reason]]  # each removed node judged one by one
-    # The selector stage only: every node the index rules out (not in `possible`) is removed for `bulk`,
-    # without a Reason object per node (5,000 pinned DaemonSet pods × 5,000 nodes would be 25 million).
-    bulk: Reason | None = None
-    possible: frozenset[int] = frozenset()
+    kept_at: np.ndarray  # positions in nodes.json, ascending
+    groups: list[Removed] | Groups  # removed nodes: one group per distinct Reason, by their first node
+    nodes: list[NodeView] = field(repr=False)
 
     @property
     def nodes_out(self) -> int:
-        return len(self.kept)
+        return len(self.kept_at)
 
-    def removed_nodes(self, nodes: list[NodeView]) -> Iterator[tuple[str, Reason]]:
-        """Every removed node with its reason, in the order of nodes.json."""
-        if self.bulk is None:
-            yield from self.removed
+    @property
+    def kept(self) -> list[NodeView]:
+        nodes = self.nodes
+        return [nodes[i] for i in self.kept_at.tolist()]
+
+    def removed_nodes(self, nodes: list[NodeView] | None = None, limit: int | None = None) -> Iterator[tuple[str, Reason]]:
+        """Removed nodes with their reasons, in the order of nodes.json (the first `limit` only, if given)."""
+        if not self.groups:
             return
-        explicit = dict(self.removed)
-        for i, node in enumerate(nodes):
-            if i not in self.possible:
-                yield node.name, self.bulk
-            elif node.name in explicit:
-                yield node.name, explicit[node.name]
+        nodes = self.nodes if nodes is None else nodes
+        at = removed_positions(self.groups)
+        which = np.repeat(np.arange(len(self.groups)), group_sizes(self.groups))
+        order = np.argsort(at, kind="stable")[:limit]
+        for i, k in zip(at[order].tolist(), which[order].tolist()):
+            yield nodes[i].name, self.groups[k].reason
+
+    @property
+    def removed(self) -> list[tuple[str, Reason]]:
+        return list(self.removed_nodes())
 
 
 @dataclass(kw_only=True)
@@ -44,9 +62,16 @@ class FunnelResult:
     facts: PodFacts
     stages: list[StageResult]
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
-    fit_candidates: list[NodeView] = field(default_factory=list)  # the nodes that entered the fit stage
+    fit_at: np.ndarray | None = None  # positions of the nodes that entered the fit stage
     reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
     _fit_names: list[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fit_candidates(self) -> list[NodeView]:
+        if self.fit_at is None:
+            return []
+        nodes = self.stages[0].nodes
+        return [nodes[i] for i in self.fit_at.tolist()]
 
     @property
     def fits(self) -> list[NodeView]:

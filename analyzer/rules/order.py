@@ -12,8 +12,8 @@ it runs after the answer is found, and returns the refined Decision or None to k
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from analyzer import words as w
 from analyzer.rules import admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, volumes

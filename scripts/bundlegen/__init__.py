@@ -1,0 +1,1 @@
+"""The synthetic bundle generator behind scripts/generate_bundle.py, one module per concern."""

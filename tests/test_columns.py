@@ -1,0 +1,165 @@
+"""The node columns against the scalar checks (rules/checks.py), on random clusters (hypothesis).
+
+Each example is a cluster of random nodes (labels, zones, hostnames, taints, cordon, capacity and allocatable of
+cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (row 16), rarely an amount beyond
+int64) with pods bound there, and a random
+pod shape (nodeSelector, required node affinity with every operator and matchFields, tolerations, requests,
+sometimes spec.nodeName). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
+evidence (every row, and the 3 closest with the counts of the rest), the nearest nodes and the rebuilt scheduler
+message are the same from the columns as from the scalar checks node by node. The vector forms are forced even
+on a handful of nodes (columnar.SMALL = 0).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analyzer.evidence import scheduler_message
+from analyzer.evidence.fit import fit_evidence
+from analyzer.evidence.nearest import Nearest
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.columns import NodeColumns
+from analyzer.model.matching import Taint
+from analyzer.model.node_index import NodeIndex
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import BoundPod, Cluster
+from analyzer.rules import columnar
+from analyzer.rules.checks import PodFacts, check_policy
+from analyzer.rules.funnel import run_funnel, stages_as_data
+
+GPU = "nvidia.com/gpu"
+SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (row 16): the checks go node by node
+KEYS = {"pool": ["a", "b", "c"], "gpu": ["h100", "a100"], "tier": ["1", "2", "10", "x"]}
+ZONES = ["z1", "z2", "z3"]
+TAINTS = [Taint(GPU, "present", "NoSchedule"), Taint("dedicated", "ml", "NoExecute"), Taint("soft", "1", "PreferNoSchedule"),
+          Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]
+TOLERATIONS = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}, {"key": "dedicated", "operator": "Equal", "value": "ml"},
+               {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}]
+AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8],
+           SHARED: [0, 10]}
+HUGE = 10**20  # beyond int64: the columns step aside
+
+
+@st.composite
+def nodes(draw) -> list[NodeView]:
+    out = []
+    for i in range(draw(st.integers(1, 14))):
+        labels = {k: draw(st.sampled_from(v)) for k, v in KEYS.items() if draw(st.booleans())}
+        labels.update({"kubernetes.io/hostname": f"n{i}", "topology.kubernetes.io/zone": draw(st.sampled_from(ZONES))})
+        capacity, allocatable = {}, {}
+        for r, values in AMOUNTS.items():
+            if (r == GPU and not draw(st.booleans())) or (r == SHARED and draw(st.integers(0, 3))):
+                continue
+            capacity[r] = draw(st.sampled_from(values))
+            allocatable[r] = min(capacity[r], draw(st.sampled_from(values)))
+        if draw(st.integers(0, 30)) == 0:
+            capacity["memory"] = allocatable["memory"] = HUGE
+        taints = tuple(t for t in TAINTS if draw(st.integers(0, 3)) == 0)
+        out.append(NodeView(name=f"n{i}", index=i, labels=labels, unschedulable=draw(st.integers(0, 4)) == 0,
+                            taints=taints, capacity=capacity, allocatable=allocatable))
+    return out
+
+
+def _expr(draw) -> dict:
+    op = draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus"]))
+    key = draw(st.sampled_from(list(KEYS) + ["topology.kubernetes.io/zone", "kubernetes.io/hostname"]))
+    values = draw(st.lists(st.sampled_from(["a", "b", "h100", "1", "2", "5", "z1", "n0", "n3"]), max_size=3))
+    return {"key": key, "operator": op, "values": values}
+
+
+@st.composite
+def specs(draw) -> tuple[dict, str]:
+    spec: dict = {}
+    if draw(st.booleans()):
+        spec["nodeSelector"] = {k: draw(st.sampled_from(v)) for k, v in KEYS.items() if draw(st.integers(0, 2)) == 0}
+    if draw(st.booleans()):
+        terms = []
+        for _ in range(draw(st.integers(0, 2))):
+            term: dict = {"matchExpressions": [_expr(draw) for _ in range(draw(st.integers(0, 2)))]}
+            if draw(st.integers(0, 3)) == 0:
+                term["matchFields"] = [{"key": "metadata.name", "operator": draw(st.sampled_from(["In", "NotIn"])),
+                                        "values": [f"n{draw(st.integers(0, 12))}"]}]
+            terms.append(term)
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    spec["tolerations"] = [t for t in TOLERATIONS if draw(st.integers(0, 2)) == 0]
+    requests = {"cpu": draw(st.sampled_from(["100m", "2", "16"])), "memory": draw(st.sampled_from(["1Gi", "32Gi", "1Ti"]))}
+    if draw(st.booleans()):
+        requests[draw(st.sampled_from([GPU, GPU, GPU, SHARED]))] = str(draw(st.integers(1, 8)))
+    spec["containers"] = [{"name": "c", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if k in (GPU, SHARED)}}}]
+    pin = f"n{draw(st.integers(0, 14))}" if draw(st.integers(0, 5)) == 0 else ""
+    return spec, pin
+
+
+def cluster_of(ns: list[NodeView], held: list[dict[str, int]]) -> Cluster:
+    usage: dict[str, dict[str, int]] = {}
+    pods_on: dict[str, list[BoundPod]] = {}
+    for node, requests in zip(ns, held):
+        if requests:
+            pods_on[node.name] = [BoundPod(namespace="x", name=f"p-{node.name}", phase="Running", requests=requests)]
+            usage[node.name] = {**requests, "pods": 1}
+    return Cluster(config=AcceleratorConfig(), nodes=ns, nodes_by_name={n.name: n for n in ns}, usage=usage,
+                   pods_on=pods_on, unknown_usage={}, pod_targets=[], pod_keys=frozenset(), runtimeclasses=None,
+                   quotas=None, scheduler_events={}, server_minor=36, missing={}, node_index=NodeIndex(ns),
+                   columns=NodeColumns(ns, usage))
+
+
+@st.composite
+def clusters(draw) -> Cluster:
+    ns = draw(nodes())
+    held = [{"cpu": draw(st.sampled_from([0, 1000, 30000])), GPU: draw(st.integers(0, 8))} if draw(st.booleans()) else {}
+            for _ in ns]
+    return cluster_of(ns, held)
+
+
+def _stages(funnel) -> list:
+    return [(s.name, s.nodes_in, s.kept_at.tolist(), s.removed) for s in funnel.stages]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(c=clusters(), shape=specs())
+def test_columns_give_what_the_scalar_checks_give(c, shape):
+    spec, pin = shape
+    pod = PodFacts.of(spec, pin)
+    small, columnar.SMALL = columnar.SMALL, 0
+    try:
+        fast, slow = run_funnel(pod, c.nodes, c), run_funnel(pod, c.nodes, c, scalar=True)
+        assert _stages(fast) == _stages(slow)
+        assert fast.word == slow.word
+        assert stages_as_data(fast, c.nodes, 2) == stages_as_data(slow, c.nodes, 2)
+        if fast.fit_at is not None:
+            for limit in (None, 3):
+                assert fit_evidence(c, pod, fast, limit) == fit_evidence(c, pod, slow, limit, scalar=True)
+        assert Nearest(c).of(pod) == Nearest(c, scalar=True).of(pod)
+        at = c.columns.everything
+        by_kind = columnar.judge_by_kind(check_policy, c.columns.taint_kind, c.columns.taint_kinds, pod, c, at)
+        one_by_one = columnar.judge_scalar(check_policy, pod, c, at)
+        assert by_kind.kept.tolist() == one_by_one.kept.tolist()
+        assert [(g.reason, g.at.tolist()) for g in by_kind.removed] == [(g.reason, g.at.tolist()) for g in one_by_one.removed]
+        unpinned = PodFacts.of(spec)
+        assert scheduler_message.Rebuilder(c).rebuild(unpinned) == scheduler_message.rebuild(c, unpinned)
+    finally:
+        columnar.SMALL = small
+
+
+def test_an_amount_beyond_int64_leaves_the_columns_to_the_scalar_checks():
+    node = NodeView(name="big", index=0, labels={}, unschedulable=False, taints=(), capacity={"memory": HUGE, "pods": 110},
+                    allocatable={"memory": HUGE, "pods": 110})
+    c = cluster_of([node], [{}])
+    assert not c.columns.exact and columnar.columns_of(c) is None
+    pod = PodFacts.of({"containers": [{"name": "c", "resources": {"requests": {"memory": "1Ei"}}}]})
+    assert run_funnel(pod, c.nodes, c).word is None  # 2**60 bytes fit in 10**20: compared exactly
+
+
+def test_device_counts_per_deviceclass_are_what_each_node_is_offered():
+    """The DRA recording: node dx1 is offered the two devices of class gpu.example.com its ResourceSlice lists."""
+    from helpers import RECORDINGS
+
+    from analyzer.pipeline import Options, analyse
+
+    analysis = analyse(RECORDINGS / "dra-exhausted-v1.36", Options())
+    with analysis.bundle:
+        c = analysis.cluster
+        counts = c.columns.device_counts(c.dra.world, "gpu.example.com")
+        assert dict(zip(c.columns.names, counts.tolist())) == {n.name: 2 if n.name == "dx1" else 0 for n in c.nodes}
+        assert not c.columns.device_counts(c.dra.world, "no-such-class").any()
