@@ -101,8 +101,8 @@ def filter_evidence(cluster: Cluster, funnel: FunnelResult) -> dict:
     return out
 
 
-_STAGE_CHECKS = (("volumes", check_volume_topology), ("pod-affinity", check_interpod),
-                 ("topology-spread", check_spread), ("in-use", check_in_use))
+# The funnel's stages after the checks before fit, in its order.
+STAGE_CHECKS = (check_volume_topology, check_interpod, check_spread, check_in_use)
 
 
 def nearest_failures(pod: PodFacts, node: NodeView, cluster: Cluster, room: int) -> list[Reason]:
@@ -111,7 +111,7 @@ def nearest_failures(pod: PodFacts, node: NodeView, cluster: Cluster, room: int)
     out: list[Reason] = []
     if pod.filters is None:
         return out
-    for _, check in _STAGE_CHECKS:
+    for check in STAGE_CHECKS:
         r = check(pod, node, cluster)
         if r is not None:
             out.append(Reason(check=r.check, text=f"only {r.text}"))

@@ -15,9 +15,10 @@ import numpy as np
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.evidence.filters import nearest_failures
+from analyzer.evidence.filters import STAGE_CHECKS, nearest_failures
 from analyzer.rules import columnar, dra_devices
 from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, shortages
+from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.reason import Check, Reason, removed_positions
 
@@ -32,6 +33,10 @@ _ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.HOST_PORT: 0, Check.RWOP: 0, Che
           Check.VOLUME_BINDING: 4,
           Check.SELECTOR: 5, Check.NODE_NAME: 5, Check.CLAIM_PINNED: 5}
 
+
+# The filter stages after the checks before fit, each with the _ORDER of what it fails on.
+FILTER_RANKS = tuple((check, rank) for check, rank in zip(STAGE_CHECKS, (_ORDER[Check.VOLUME_TOPOLOGY], _ORDER[Check.POD_AFFINITY],
+                                                                        _ORDER[Check.TOPOLOGY_SPREAD], _ORDER[Check.HOST_PORT])))
 
 FIT_LATER = ""  # the fit text names who holds the units: built only for the nodes that are shown
 
@@ -111,11 +116,10 @@ def _selector_text(pod: PodFacts, node: NodeView) -> str:
 def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | None:
     """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
     where exactly one does). Node-blind pods only: advertised, allocatable and fit from the amounts, cordon and
-    taints once per set of taints. Not for the filters after fit (`pod.filters`) nor when a node may offer the
-    vendor's devices under another name (row 16): those are counted node by node."""
+    taints once per set of taints (a node offering the vendor's devices under another name, row 16, fails the
+    same one check: only its text differs, made for the nodes shown). The filters after fit: Nearest._filters."""
     cols = columnar.columns_of(cluster)
-    if (cols is None or pod.filters is not None or not columnar.node_blind(pod, cluster)
-            or columnar.other_names_possible(pod, cluster)):
+    if cols is None or pod.filters is not None or not columnar.node_blind(pod, cluster):
         return None
     at = cols.everything
     policy = columnar.policy(pod, cluster, at)
@@ -162,17 +166,11 @@ class Nearest:
         after fit, each node's failures (else None: the shown nodes' reasons are made when shown)."""
         key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
         if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
-            full = key + (pod.filters_key, pod.node_selector, pod.affinity)  # spread reads the selector
+            # Spread counts only the nodes the pod's selector matches: then the selector is part of the shape.
+            full = key + (pod.filters_key,) + ((pod.node_selector, pod.affinity) if pod.filters.spread else ())
             found = self._failures.get(full)
             if found is None:
-                c = self.cluster
-                base = self._lists.get(key)
-                if base is None:
-                    shape = PodFacts.of_shape(pod)
-                    base = self._lists[key] = [failures(shape, n, c) for n in c.nodes or []]
-                per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f
-                            for f, n in zip(base, c.nodes or [])]
-                found = self._failures[full] = (*_counted(per_node), per_node)
+                found = self._failures[full] = self._scalar_filters(pod, key) if self.scalar else self._filters(pod)
             return found
         found = self._failures.get(key)
         if found is None:
@@ -183,6 +181,32 @@ class Nearest:
             else:
                 found = self._failures[key] = (*vector, np.flatnonzero(vector[0] == 0), None)
         return found
+
+    def _scalar_filters(self, pod: PodFacts, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]]]:
+        """Node by node: the checks before fit once per selector-independent key, the filters after it per shape."""
+        c = self.cluster
+        base = self._lists.get(key)
+        if base is None:
+            shape = PodFacts.of_shape(pod)
+            base = self._lists[key] = [failures(shape, n, c) for n in c.nodes or []]
+        per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f for f, n in zip(base, c.nodes or [])]
+        return (*_counted(per_node), per_node)
+
+    def _filters(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
+        """The checks before fit as for any pod of the shape, plus one failure per filter stage that fails, from
+        the filters' codes over every node."""
+        count, order, _, _ = self._all(PodFacts.of_shape(pod))
+        extra = np.zeros(len(count), dtype=np.int64)
+        rank = np.zeros(len(count), dtype=np.int64)
+        for check, check_rank in FILTER_RANKS:
+            codes = codes_of(check, pod, self.cluster)
+            assert codes is not None  # the columns exist: _all's callers go through the same cluster
+            failing = codes != 0
+            extra += failing
+            rank[failing] = check_rank
+        total = np.minimum(count + extra, 2)
+        one = np.where(count == 1, order, rank)
+        return total, np.where(total == 1, one, 0), np.flatnonzero(total == 0), None
 
     def of(self, pod: PodFacts) -> dict:
         """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence."""
@@ -206,7 +230,8 @@ class Nearest:
         for i, reason in shown[:SHOWN]:
             node = nodes[i]
             if reason is None:
-                reason = (failures(pod, node, c) if per_node is None else per_node[i])[0]
+                reason = ((failures(pod, node, c) or nearest_failures(pod, node, c, 1)) if per_node is None
+                          else per_node[i])[0]
             out["nearest"].append({"node": node.name, "reason": _fit_text(pod, node, c) if reason.check is Check.FIT else reason.text})
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN

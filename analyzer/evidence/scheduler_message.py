@@ -22,8 +22,13 @@ from analyzer.model.views import Cluster
 from analyzer.model.target import Target
 from analyzer.rules import columnar
 from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint, insufficient
+from analyzer.rules.checks import check_affinity, check_fit
+from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
+
+# The filters after node affinity, in the scheduler's order: NodePorts, NodeResourcesFit, … DynamicResources.
+AFTER_AFFINITY = SCHEDULER_FILTERS[SCHEDULER_FILTERS.index(check_affinity) + 1:]
 
 
 def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
@@ -70,11 +75,10 @@ def _sentence(total: int, counts: Counter[str]) -> str:
 class Rebuilder:
     """The rebuilt message for many pod shapes from the node columns. The cordon and taint filters depend only
     on the tolerations and a node's taints: judged once per set of taints and tolerations; node affinity is the
-    selector over the columns (through the node index); fit compares the amounts of the nodes left. A pod with
-    volumes, inter-pod terms, spread or host ports (`facts.filters`), or a requested accelerator whose vendor's
-    devices some node advertises under another name (row 16), has the nodes left judged one by one through every
-    filter; a pod with claims, DeviceClass-served resources or spec.nodeName, or `scalar`, is rebuilt node by
-    node (rebuild())."""
+    selector over the columns (through the node index); then the filters after it in the scheduler's order over
+    the nodes left: fit compares amounts, the others read their codes over every node (rules/filter_columns.py)
+    and count each code's scheduler strings once. A pod with claims, DeviceClass-served resources or spec.nodeName, or `scalar`, is rebuilt node by node
+    (rebuild())."""
 
     def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
         self.cluster = cluster
@@ -110,19 +114,28 @@ class Rebuilder:
         left = matching[~failing[matching]]
         # Past cordon and taints, every node the selector does not match fails at node affinity.
         counts[AFFINITY] += len(nodes) - int(np.count_nonzero(failing)) - len(left)
-        if pod.filters is not None or columnar.other_names_possible(pod, c):
-            # Ports, volumes, spread, inter-pod terms (or row 16): the nodes left, each through every filter.
-            for i in left.tolist():
-                reasons = node_reasons(pod, nodes[i], c)
-                if not reasons:
-                    return None
-                counts.update(reasons)
-            return _sentence(len(nodes), counts)
-        short_any = np.zeros(len(left), dtype=bool)
-        for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
-            counts[insufficient(r)] += int(np.count_nonzero(short))
-            short_any |= short
-        if not short_any.all():
+        for check in AFTER_AFFINITY:
+            if not len(left):
+                break
+            if check is check_fit:
+                failing = np.zeros(len(left), dtype=bool)
+                for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
+                    counts[insufficient(r)] += int(np.count_nonzero(short))
+                    failing |= short
+            else:
+                codes = codes_of(check, pod, c) if pod.filters is not None else None
+                if codes is None:  # no volume, inter-pod, spread or port needs; DynamicResources: no claims
+                    continue
+                mine = codes[left]
+                failing = mine != 0
+                found, first, sizes = np.unique(mine[failing], return_index=True, return_counts=True)
+                for i, size in zip(first.tolist(), sizes.tolist()):
+                    reason = check(pod, nodes[int(left[failing][i])], c)
+                    assert reason is not None
+                    for text in reason.scheduler:
+                        counts[text] += size
+            left = left[~failing]
+        if len(left):
             return None  # some node passes every filter
         return _sentence(len(nodes), counts)
 

@@ -5,9 +5,9 @@ and the evidence read with vector operations (rules/columnar.py) instead of a Py
   int64 in the scheduler's units (cpu in millicores, memory in bytes: 2**63 bytes is 8 EiB, far beyond any node).
   A bundle with an amount beyond int64 (hostile, or absurd) leaves `exact` False and every caller takes the
   scalar path, so nothing is ever rounded;
-- kinds: nodes with the same taints and cordon (`taint_kind`) are one row for the taint and cordon checks, and
-  nodes with the same capacity, allocatable, taints and cordon (`kind`) one row for the checks that read only
-  those;
+- kinds: nodes with the same taints and cordon (`taint_kind`) are one row for the taint and cordon checks,
+  nodes with the same capacity (`capacity_kind`) one row for the advertised check, and nodes with the same
+  capacity, allocatable, taints and cordon (`kind`) one row for the checks that read only those;
 - label columns (`label(key)`): per node the code of its value for one label key (0: absent), made for the keys
   pods select on when first asked; node names are a column too (`names_column`, for matchFields metadata.name).
   Zone and hostname are label columns like any other (`domains(key)`: the topology domains of a key).
@@ -67,6 +67,7 @@ class NodeColumns:
         self.nodes = nodes
         self.n = len(nodes)
         self.names = [n.name for n in nodes]
+        self.position = {name: i for i, name in enumerate(self.names)}  # node names are unique (model/build_nodes.py)
         self.exact = True
         names: set[str] = set()
         for n in nodes:
@@ -89,6 +90,7 @@ class NodeColumns:
                                        has_capacity=np.array([r in n.capacity for n in nodes], dtype=bool))
         self._absent = Amounts(capacity=zero, allocatable=zero, used=zero, has_capacity=np.zeros(self.n, dtype=bool))
         self.taint_kind, self.taint_kinds = self._kinds([(n.taints, n.unschedulable) for n in nodes])
+        self.capacity_kind, self.capacity_kinds = self._kinds([tuple(n.capacity.items()) for n in nodes])
         self.kind, self.kinds = self._kinds([(tuple(n.capacity.items()), tuple(n.allocatable.items()), n.taints,
                                               n.unschedulable) for n in nodes])
         self._labels: dict[str, LabelColumn] = {}

@@ -9,7 +9,8 @@ runs its scalar check node by node, as it does for a handful of nodes, where arr
 
 Three ways to write a stage's vector form:
 - judge_by_kind(check, kind column): the check reads only what a kind of node shares (taints and cordon:
-  `taint_kind`; capacity, allocatable, taints and cordon: `kind`): it runs once per kind present;
+  `taint_kind`; capacity: `capacity_kind`; capacity, allocatable, taints and cordon: `kind`): it runs once per
+  kind present;
 - codes over the positions (0: kept, k: removed for reason k) and group(): amounts compared per resource;
 - judge_scalar: node by node, the fallback every stage has.
 """
@@ -26,7 +27,7 @@ from analyzer.model.gpu_labels import vendor
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.rules.checks import PodFacts, _fit_order, check_policy, insufficient
+from analyzer.rules.checks import PodFacts, _fit_order, check_advertised, check_policy, insufficient
 from analyzer.rules.reason import Check, Groups, Reason, Removed
 
 SMALL = 8  # at most this many nodes: judged one by one (array set-up costs more than it saves)
@@ -56,8 +57,7 @@ def node_blind(pod: PodFacts, cluster: Cluster) -> bool:
 
 def other_names_possible(pod: PodFacts, cluster: Cluster) -> bool:
     """Might some node advertise a requested accelerator's devices under another name of its vendor (row 16:
-    check_advertised then names them, per node)? Then the advertised stage, the nearest nodes and the rebuilt
-    message judge node by node."""
+    check_advertised then names them, per node)? Then the advertised stage is judged once per capacity kind."""
     cols = columns_of(cluster)
     if cols is None or not pod.extended:
         return cols is None
@@ -154,10 +154,12 @@ def advertised(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None
     """check_advertised: a requested extended resource absent from status.capacity, or with capacity 0 (the
     vendor's devices under another name, row 16, node by node)."""
     cols = columns_of(cluster)
-    if cols is None or not node_blind(pod, cluster) or other_names_possible(pod, cluster):
+    if cols is None or not node_blind(pod, cluster):
         return None
     if not pod.extended:
         return Judged(kept=at, removed=[])
+    if other_names_possible(pod, cluster):  # the text names the siblings: the same for the same capacity
+        return judge_by_kind(check_advertised, cols.capacity_kind, cols.capacity_kinds, pod, cluster, at)
     states = []
     for r in pod.extended:
         a = cols.amounts(r)

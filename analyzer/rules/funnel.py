@@ -36,6 +36,7 @@ from analyzer.rules.checks import (
     check_selector,
 )
 from analyzer.rules.columnar import Judged
+from analyzer.rules.filter_columns import vector_stage
 from analyzer.rules.funnel_result import FunnelResult, StageResult
 from analyzer.rules.in_use import check_in_use, in_use_applies
 from analyzer.rules.interpod import check_interpod, interpod_applies
@@ -84,10 +85,13 @@ STAGES: tuple[Stage, ...] = (
     Stage(name="volumes", word=words.VOLUME_NODE_CONFLICT, check=check_volume_topology, applies=volumes_apply),
     Stage(name="taints", word=words.UNTOLERATED_TAINT, check=check_policy, word_for=_policy_word, vector=columnar.policy),
     Stage(name="allocatable", word=words.ALLOCATABLE_ZERO, check=check_allocatable, vector=columnar.allocatable),
-    Stage(name="pod-affinity", word=words.POD_AFFINITY, check=check_interpod, applies=interpod_applies),
-    Stage(name="topology-spread", word=words.TOPOLOGY_SPREAD, check=check_spread, applies=spread_applies),
+    Stage(name="pod-affinity", word=words.POD_AFFINITY, check=check_interpod, applies=interpod_applies,
+          vector=vector_stage(check_interpod)),
+    Stage(name="topology-spread", word=words.TOPOLOGY_SPREAD, check=check_spread, applies=spread_applies,
+          vector=vector_stage(check_spread)),
     Stage(name="fit", word=words.EXHAUSTED, check=check_fit, vector=columnar.fit),
-    Stage(name="in-use", word=words.EXHAUSTED, check=check_in_use, applies=in_use_applies),
+    Stage(name="in-use", word=words.EXHAUSTED, check=check_in_use, applies=in_use_applies,
+          vector=vector_stage(check_in_use)),
 )
 
 

@@ -37,6 +37,7 @@ class InterPodState:
     anti: list[tuple[AffinityTerm, dict[str, int], dict[str, list[str]]]] = field(default_factory=list)
     # (topology key, value) -> the existing pods whose anti-affinity forbids this pod there, and the term
     forbidden: dict[tuple[str, str], tuple[list[str], str]] = field(default_factory=dict)
+    forbidden_keys: tuple[str, ...] = ()  # the topology keys of `forbidden`, sorted: the order nodes are judged in
     unknown: str = ""
 
 
@@ -94,29 +95,76 @@ def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
     if found is None:
         found = memo[key] = _forbidden(f, cluster)
     s.forbidden = found
+    s.forbidden_keys = tuple(sorted({k for k, _ in found}))
+
+
+def _anti_domains(cluster: Cluster) -> list[tuple[AffinityTerm, dict[tuple[str, str], list[str]]]]:
+    """Every distinct required anti-affinity term of the existing pods with the domains its pods are in
+    ((key, value) -> the first few of them), made once per bundle. Terms alike (selector, namespaces, topology
+    key) are one entry, however many label sets carry them: per pod shape only "does it match" is asked, of
+    each distinct term."""
+    placement = cluster.placement
+    assert placement is not None
+    found = placement.memo.get("anti_domains")
+    if found is not None:
+        return found
+    merged: dict[tuple, tuple[AffinityTerm, dict[tuple[str, str], list[str]]]] = {}
+    for (ns, lid, raw), per_node in placement.anti.items():
+        for t in orjson.loads(raw):
+            if not isinstance(t, dict):
+                continue
+            term = affinity_term(t, ns, placement.labels[lid], placement)
+            _, domains = merged.setdefault((term.selector.key, term.namespaces, term.topology_key, term.unknown),
+                                            (term, {}))
+            for node, names in per_node.items():
+                view = cluster.nodes_by_name.get(node)
+                value = view.labels.get(term.topology_key) if view is not None else None
+                if value is not None:
+                    shown = domains.setdefault((term.topology_key, value), [])
+                    shown.extend(f"{ns}/{n}" for n in names[: 3 - len(shown)])
+    found = placement.memo["anti_domains"] = list(merged.values())
+    return found
+
+
+def _anti_index(cluster: Cluster) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
+    """The existing pods' distinct anti-affinity terms indexed by a label pair their selector requires (the
+    first `In` requirement: one entry per value), and the terms that require none. A pod's candidates are the
+    terms under its own label pairs plus those: 11,000 workloads, each with a term on its own label, are not
+    11,000 matches per pod shape."""
+    placement = cluster.placement
+    assert placement is not None
+    found = placement.memo.get("anti_index")
+    if found is None:
+        by_pair: dict[tuple[str, str], list[int]] = {}
+        rest: list[int] = []
+        for i, (t, _) in enumerate(_anti_domains(cluster)):
+            if t.selector.nothing:
+                continue  # matches no pod
+            needed = next((r for r in t.selector.requirements if r[1] == "In"), None)
+            if needed is None:
+                rest.append(i)
+            else:
+                for value in needed[2]:
+                    by_pair.setdefault((needed[0], value), []).append(i)
+        found = placement.memo["anti_index"] = (by_pair, rest)
+    return found
 
 
 def _forbidden(f: PodFilters, cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
-    s = InterPodState()
-    placement = cluster.placement
-    assert placement is not None
-    parsed: dict = placement.memo.setdefault("anti_terms", {})
-    for (ns, lid, raw), per_node in placement.anti.items():
-        terms = parsed.get((ns, lid, raw))
-        if terms is None:
-            terms = parsed[(ns, lid, raw)] = [affinity_term(t, ns, placement.labels[lid], placement)
-                                              for t in orjson.loads(raw) if isinstance(t, dict)]
-        for t in terms:
-            if not _matches_pod(t, f):
-                continue
-            for node, names in per_node.items():
-                view = cluster.nodes_by_name.get(node)
-                value = view.labels.get(t.topology_key) if view is not None else None
-                if value is None:
-                    continue
-                pods, _ = s.forbidden.setdefault((t.topology_key, value), ([], str(t)))
-                pods.extend(f"{ns}/{n}" for n in names[: 3 - len(pods)])
-    return s.forbidden
+    forbidden: dict[tuple[str, str], tuple[list[str], str]] = {}
+    terms = _anti_domains(cluster)
+    by_pair, rest = _anti_index(cluster)
+    candidates = set(rest)
+    for pair in f.labels.items():
+        candidates.update(by_pair.get(pair, ()))
+    for i in sorted(candidates):
+        t, domains = terms[i]
+        if not _matches_pod(t, f):
+            continue
+        for domain, names in domains.items():
+            pods, _ = forbidden.setdefault(domain, ([], str(t)))
+            pods.extend(names[: 3 - len(pods)])
+    return forbidden
 
 
 def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] | None:
@@ -144,8 +192,9 @@ def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] 
             return ANTI_AFFINITY_RULES, (f"required pod anti-affinity ({term}): {', '.join(names[value])}"
                                          + (f" and {more} more" if more > 0 else "")
                                          + f" in {term.topology_key}={value}")
-    for key, value in labels.items():
-        hit = s.forbidden.get((key, value))
+    for key in s.forbidden_keys:
+        value = labels.get(key)
+        hit = s.forbidden.get((key, value)) if value is not None else None
         if hit is not None:
             pods, term = hit
             return EXISTING_ANTI_AFFINITY, f"{', '.join(pods)} in {key}={value} has required anti-affinity ({term}) against it"

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from analyzer.model.columns import NodeColumns
 from analyzer.model.matching import selector_matches, untolerated
 from analyzer.model.nodes import NodeView
+from analyzer.model.placement import Matched
 from analyzer.model.pod_filters import SpreadConstraint
+from analyzer.model.selector_columns import selector_mask
 from analyzer.model.views import Cluster
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.reason import Check, Reason
@@ -34,9 +39,17 @@ class Domains:
 
 
 def state(pod: PodFacts, cluster: Cluster) -> list[Domains]:
+    """PreFilter: per constraint the matching pods per eligible domain, once per pod shape (from the node
+    columns when the bundle has them and the selector is in a shape they take; else node by node)."""
     cached = pod.__dict__.get("_spread")
-    if cached is not None:
-        return cached
+    if cached is None:
+        cached = pod.__dict__["_spread"] = by_columns(pod, cluster)
+        if cached is None:
+            cached = pod.__dict__["_spread"] = by_node(pod, cluster)
+    return cached
+
+
+def by_node(pod: PodFacts, cluster: Cluster) -> list[Domains]:
     out: list[Domains] = []
     f, placement = pod.filters, cluster.placement
     if f is not None and f.spread and placement is not None:
@@ -61,7 +74,49 @@ def state(pod: PodFacts, cluster: Cluster) -> list[Domains]:
             if minimum is not None and c.min_domains and len(counts) < c.min_domains:
                 minimum = 0
             out.append(Domains(constraint=c, counts=counts, minimum=minimum, names=names))
-    pod.__dict__["_spread"] = out
+    return out
+
+
+def _per_node(cols: NodeColumns, matched: Matched) -> np.ndarray:
+    """A Matched's counts per node as an array over the nodes (kept while the Matched is: placement keeps it)."""
+    key = ("matched", id(matched))
+    found = cols.memo.get(key)
+    if found is None:
+        found = cols.memo[key] = (matched, np.array([matched.counts.get(name, 0) for name in cols.names], dtype=np.int64))
+    return found[1]  # type: ignore[index]
+
+
+def by_columns(pod: PodFacts, cluster: Cluster) -> list[Domains] | None:
+    """by_node's answer from the node columns: eligibility and the counts per domain as vector operations."""
+    cols, f, placement = cluster.columns, pod.filters, cluster.placement
+    if cols is None or f is None or not f.spread or placement is None:
+        return None
+    selected = selector_mask(cols, pod.node_selector, pod.terms, "", cols.everything)
+    if selected is None:
+        return None
+    nodes = cluster.nodes or []
+    per_kind = np.array([bool(untolerated(nodes[i].taints, pod.tolerations)) for i in cols.taint_kinds], dtype=bool)
+    tainted = per_kind[cols.taint_kind]
+    keyed = np.logical_and.reduce([cols.domains(c.topology_key).codes > 0 for c in f.spread])
+    out = []
+    for c in f.spread:
+        m = placement.match(((c.selector, frozenset((f.namespace,))),))
+        eligible = keyed & selected if c.honor_affinity else keyed.copy()
+        if c.honor_taints:
+            eligible &= ~tainted
+        col = cols.domains(c.topology_key)
+        codes = col.codes[eligible]
+        sums = np.bincount(codes, weights=_per_node(cols, m)[eligible], minlength=len(col.values) + 1)
+        counts = {col.values[k - 1]: int(sums[k]) for k in np.unique(codes).tolist()}
+        names: dict[str, list[str]] = {v: [] for v in counts}
+        for i in sorted(cols.position[name] for name in m.names if name in cols.position):
+            if eligible[i]:
+                shown = names[col.values[col.codes[i] - 1]]
+                shown.extend(m.names[cols.names[i]][: 3 - len(shown)])
+        minimum = min(counts.values()) if counts else None
+        if minimum is not None and c.min_domains and len(counts) < c.min_domains:
+            minimum = 0
+        out.append(Domains(constraint=c, counts=counts, minimum=minimum, names=names))
     return out
 
 

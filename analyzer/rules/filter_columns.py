@@ -1,0 +1,234 @@
+"""The inter-pod, spread and host-port filters over the node columns: per pod shape a code per node, not a check.
+
+A codes function answers, for every node of the bundle, 0 where the check passes and otherwise a code such that
+nodes with the same code get the same Reason (the same text, the same scheduler strings) from the scalar check,
+and nodes with different codes different texts. The Reason of a code is then the scalar check on one of its
+nodes, made only when the evidence names it. The codes are made once per pod shape over every node and kept
+(the funnel, the nearest nodes and the rebuilt message each ask, for different nodes), and stay what the scalar
+checks say node by node (tests/test_filter_columns.py compares them on random clusters).
+
+What the codes encode, per check, is exactly what its text reads of a node:
+- inter-pod (rules/interpod.py): the first rule broken (an affinity term's key missing, no matching pod in the
+  domain, an anti-affinity term's domain taken, an existing pod's anti-affinity), which term or key, and the
+  node's values on the keys the text names;
+- spread (rules/spread.py): the first constraint broken, missing key or skew, and the node's domain;
+- host ports (rules/in_use.py): the node itself (the text names the pod holding the port there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from analyzer.model.columns import LabelColumn, NodeColumns
+from analyzer.model.nodes import NodeView
+from analyzer.model.views import Cluster
+from analyzer.rules import interpod, spread
+from analyzer.rules.checks import PodFacts
+from analyzer.rules.columnar import Judged, _key_codes, columns_of, group
+from analyzer.rules.in_use import (
+    check_in_use,
+    check_ports,
+    check_rwop,
+    check_volume_limits,
+    in_use_applies,
+    port_conflict,
+)
+from analyzer.rules.interpod import check_interpod, interpod_applies
+from analyzer.rules.reason import Reason
+from analyzer.rules.spread import check_spread, spread_applies
+from analyzer.rules.volumes import check_volume_binding, check_volume_topology, check_volume_zone
+
+CheckFn = Callable[[PodFacts, NodeView, Cluster], Reason | None]
+
+
+def _present(column: LabelColumn, values: dict[str, int]) -> np.ndarray:
+    """Per code of the column (0: the key is absent): does the domain hold a matching pod?"""
+    table = np.zeros(len(column.values) + 1, dtype=bool)
+    for value, n in values.items():
+        code = column.code.get(value)
+        if n and code is not None:
+            table[code] = True
+    return table
+
+
+class _FirstFailure:
+    """Per node the first rule it breaks, which term or constraint, and the node's value on its key; nodes are
+    decided once, in the check's own order."""
+
+    def __init__(self, n: int) -> None:
+        self.undecided = np.ones(n, dtype=bool)
+        self.rule, self.which, self.value = (np.zeros(n, dtype=np.int64) for _ in range(3))
+
+    def decide(self, hit: np.ndarray, rule: int, which: int, value: np.ndarray | None = None) -> None:
+        hit = hit & self.undecided
+        self.rule[hit], self.which[hit] = rule, which
+        if value is not None:
+            self.value[hit] = value[hit]
+        self.undecided &= ~hit
+
+    def codes(self, extra: list[np.ndarray]) -> np.ndarray:
+        return _key_codes(np.stack([self.rule, self.which, self.value, *extra], axis=1))[0]
+
+
+def _memo(pod: PodFacts, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+    found = pod.__dict__.get(key)
+    if found is None:
+        found = pod.__dict__[key] = make()
+    return found
+
+
+def interpod_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """interpod.failure for every node, as codes (module docstring); None without columns."""
+    cols = cluster.columns
+    return None if cols is None else _memo(pod, "_interpod_codes", lambda: _interpod(pod, cluster, cols))
+
+
+def _interpod(pod: PodFacts, cluster: Cluster, cols: NodeColumns) -> np.ndarray:
+    s = interpod.state(pod, cluster)
+    first = _FirstFailure(cols.n)
+    extra: list[np.ndarray] = []
+    if s.affinity:
+        columns = [cols.domains(t.topology_key) for t, _, _ in s.affinity]
+        for j, col in enumerate(columns):
+            first.decide(col.codes == 0, 1, j)
+        empty = [~_present(col, counts)[col.codes] for col, (_, counts, _) in zip(columns, s.affinity)]
+        missing = first.undecided & np.logical_or.reduce(empty)
+        if not (not s.affinity_anywhere and s.self_match):
+            if s.affinity_anywhere:  # the text names the node's value of every term whose domain is empty
+                extra = [np.where(missing & e, col.codes, 0) for e, col in zip(empty, columns)]
+            first.decide(missing, 2, 0)
+    for j, (t, counts, _) in enumerate(s.anti):
+        col = cols.domains(t.topology_key)
+        first.decide(_present(col, counts)[col.codes], 3, j, col.codes)
+    for j, key in enumerate(s.forbidden_keys):
+        col = cols.domains(key)
+        first.decide(_present(col, {v: 1 for k, v in s.forbidden if k == key})[col.codes], 4, j, col.codes)
+    return first.codes(extra)
+
+
+def spread_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """spread.failure for every node, as codes (module docstring); None without columns."""
+    cols = cluster.columns
+    return None if cols is None else _memo(pod, "_spread_codes", lambda: _spread(pod, cluster, cols))
+
+
+def _spread(pod: PodFacts, cluster: Cluster, cols: NodeColumns) -> np.ndarray:
+    first = _FirstFailure(cols.n)
+    for j, d in enumerate(spread.state(pod, cluster)):
+        c = d.constraint
+        col = cols.domains(c.topology_key)
+        first.decide(col.codes == 0, 1, j)
+        if d.minimum is None:
+            continue
+        here = np.zeros(len(col.values) + 1, dtype=np.int64)
+        for v, k in d.counts.items():
+            here[col.code[v]] = k
+        first.decide(here[col.codes] + (1 if c.self_match else 0) - d.minimum > c.max_skew, 2, j, col.codes)
+    return first.codes([])
+
+
+def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """port_conflict for every node: 1 + the node's position where a pod there holds a port this pod asks for
+    (the text names that pod). Only the nodes where some pod holds a host port are looked at."""
+    cols, f, placement = cluster.columns, pod.filters, cluster.placement
+    if cols is None:
+        return None
+    codes = np.zeros(cols.n, dtype=np.int64)
+    if f is None or not f.ports or placement is None:
+        return codes
+    key = ("ports", f.ports)
+    found = cols.memo.get(key)
+    if found is None:
+        nodes = cluster.nodes or []
+        for name in placement.ports_on:
+            i = cols.position.get(name)
+            if i is not None and port_conflict(pod, nodes[i], cluster) is not None:
+                codes[i] = i + 1
+        found = cols.memo[key] = codes
+    return found  # type: ignore[return-value]
+
+
+def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+    """A stage's Judged from codes over every node: the nodes of `at` grouped by code, each group's Reason
+    the scalar check on its first node, made when asked for."""
+    if codes is None or columns_of(cluster) is None:
+        return None
+    nodes = cluster.nodes or []
+    mine = codes[at]
+    first: dict[int, int] = {}
+    seen, where = np.unique(mine, return_index=True)
+    for code, i in zip(seen.tolist(), where.tolist()):
+        first[code] = int(at[i])
+
+    def reason(code: int) -> Reason:
+        found = check(pod, nodes[first[code]], cluster)
+        assert found is not None
+        return found
+    return group(at, mine, reason, lazy=True)
+
+
+def scalar_codes(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray:
+    """Node by node, each distinct Reason one code: the volume checks, asked only for pods with claims."""
+    nodes = cluster.nodes or []
+    ids: dict[Reason, int] = {}
+    return np.array([0 if (r := check(pod, node, cluster)) is None else ids.setdefault(r, len(ids) + 1) for node in nodes],
+                    dtype=np.int64)
+
+
+def _in_use(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """check_in_use: the port's codes (positive), then one code for a ReadWriteOncePod claim in use (it fails
+    every node), then the CSI limit's (negative, node by node)."""
+    ports = ports_codes(pod, cluster)
+    if ports is None:
+        return None
+    nodes = cluster.nodes or []
+    codes = ports.copy()
+    if len(nodes) and check_rwop(pod, nodes[0], cluster) is not None:
+        codes[codes == 0] = -1
+    elif pod.filters is not None and pod.filters.claims:
+        limits = scalar_codes(check_volume_limits, pod, cluster)
+        codes = np.where((codes == 0) & (limits > 0), -1 - limits, codes)
+    return codes
+
+
+_APPLIES: dict[CheckFn, Callable[[PodFacts, Cluster], bool]] = {
+    check_interpod: interpod_applies,
+    check_spread: spread_applies,
+    check_in_use: in_use_applies,
+}
+_VECTOR: dict[CheckFn, Callable[[PodFacts, Cluster], np.ndarray | None]] = {
+    check_interpod: interpod_codes,
+    check_spread: spread_codes,
+    check_ports: ports_codes,
+    check_in_use: _in_use,
+}
+# Judged node by node, and only for pods with claims (the checks return None for every other pod).
+_BY_NODE = (check_rwop, check_volume_limits, check_volume_binding, check_volume_zone, check_volume_topology)
+
+
+def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """The codes of one of the filters after fit (and of host ports) over every node, made once per pod shape;
+    None when the bundle has no columns or the check is not one of these."""
+    if cluster.columns is None or (check not in _VECTOR and check not in _BY_NODE):
+        return None
+    memo: dict = pod.__dict__.setdefault("_filter_codes", {})
+    found = memo.get(check)
+    if found is None:
+        applies = _APPLIES.get(check)
+        if applies is not None and not applies(pod, cluster):
+            found = np.zeros(cluster.columns.n, dtype=np.int64)
+        elif check in _VECTOR:
+            found = _VECTOR[check](pod, cluster)
+        elif pod.filters is None or not pod.filters.claims:
+            found = np.zeros(cluster.columns.n, dtype=np.int64)
+        else:
+            found = scalar_codes(check, pod, cluster)
+        memo[check] = found
+    return found
+
+
+def vector_stage(check: CheckFn) -> Callable[[PodFacts, Cluster, np.ndarray], Judged | None]:
+    """A funnel stage's vector form from its check's codes."""
+    return lambda pod, cluster, at: judged(check, codes_of(check, pod, cluster), pod, cluster, at)
