@@ -8,6 +8,7 @@ scheduler message) is built once per shape too. Classification never prints: it 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Iterable, Iterator
 
 from analyzer import words
@@ -18,6 +19,7 @@ from analyzer.evidence.nearest import Nearest
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
+from analyzer.model.nominated import priority_of
 from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
 from analyzer.evidence.filters import filter_evidence, prefilter_message
@@ -72,6 +74,11 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     return out
 
 
+def _me(target: Target) -> str:
+    """The pod itself among the nominated pods (never counted against itself); an attempt is no pod yet."""
+    return f"{target.namespace}/{target.name}" if target.kind == "Pod" and target.created else ""
+
+
 class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
                  scalar: bool = False) -> None:
@@ -85,7 +92,8 @@ class Classifier:
         self._nearest = Nearest(cluster, scalar=scalar)
 
     def classify(self, target: Target) -> Verdict:
-        case = Case(target=target, cluster=self.cluster, spec=target.spec, funnel_of=self._funnel)
+        case = Case(target=target, cluster=self.cluster, spec=target.spec,
+                    funnel_of=partial(self._funnel, me=_me(target)))
         try:
             decision = walk(case)
         except UnreadableSpec as exc:
@@ -150,8 +158,11 @@ class Classifier:
                        evidence={"phase": t.phase, "nodeName": t.node_name})
 
     def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
-                filters: PodFilters | None = None) -> FunnelResult:
-        facts = PodFacts.of(spec, pin, claims, filters)
+                filters: PodFilters | None = None, *, me: str = "") -> FunnelResult:
+        nominated = self.cluster.nominated
+        # A pod with spec.nodeName skips the scheduler, and with it the pods nominated by preemption.
+        counting = nominated.counting(priority_of(spec), me) if nominated is not None and not pin else ()
+        facts = PodFacts.of(spec, pin, claims, filters, counting)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:
             funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, scalar=self.scalar)
@@ -192,7 +203,7 @@ class Classifier:
         elif (c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED
               and not (case.evidence.get("queue") or {}).get("rebuilt")):  # a queue decided: no node was asked
             funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
-                      else self._funnel(target.spec, "", case.claims, case.filters))
+                      else self._funnel(target.spec, "", case.claims, case.filters, me=_me(target)))
             shape = self._shape_evidence(funnel)
             if not shape.rebuilt_done:
                 shape.rebuilt = self._rebuilder.rebuild(funnel.facts)

@@ -26,11 +26,13 @@ pods that keep their nodeName; per-namespace quotas whose status.used is the
 sum over the namespace's non-terminated pods.
 
 A few percent of the pods are Pending, built so that exactly one cause word of
-shared/spec/causes.md holds (see Generator.make_scenarios), plus a ReplicaSet
+shared/spec/causes.md holds (see Generator.make_scenarios, and make_filter_scenarios
+for volumes and pod affinity), plus a ReplicaSet
 refused by quota and a Job refused for a missing RuntimeClass (FailedCreate
 events, owners short of replicas). Scheduler messages (PodScheduled condition
 and FailedScheduling event, v1.36 wording) are rebuilt from the final world;
-for fits-now they are deliberately stale. The one deliberate overcommit: a
+for fits-now they are deliberately stale. About a fifth of the pods carry a volume
+claim, pod (anti-)affinity or a spread constraint (scripts/generate_filters.py). The one deliberate overcommit: a
 node whose GPUs went unhealthy (allocatable 0) still runs the pod it had.
 ``--truth FILE`` writes the intended word per target: ``namespace/name<TAB>word``
 (owners ``namespace/replicaset/NAME``, ``namespace/job/NAME``), sorted.

@@ -1,10 +1,13 @@
 """The generator's volume, inter-pod, spread and host-port world (filters.md), added to a written bundle.
 
-- StorageClasses `premium-rwo` (Immediate, the GCE PD CSI driver) and `local-nvme` (WaitForFirstConsumer, no
-  provisioner); a PersistentVolumeClaim for every claim a pod's volumes name: Bound to a CSI PersistentVolume in
-  its node's zone for a bound pod, Pending for a pending one (its class binds Immediate: `volume-unbound`, as the
-  scheduler's message in the bundle already says);
-- a fifth of the bound pods carry required pod anti-affinity on hostname and a DoNotSchedule zone spread
+- StorageClasses `premium-rwo` (Immediate, the GCE PD CSI driver), `balanced-wffc` (WaitForFirstConsumer, the same
+  driver) and `local-nvme` (WaitForFirstConsumer, no provisioner); a PersistentVolumeClaim for every claim a pod's
+  volumes name: Bound to a CSI PersistentVolume in its node's zone for a bound pod, Pending for a pending one (its
+  class binds Immediate: `volume-unbound`, as the scheduler's message in the bundle already says), or as the
+  generator's claim plan says (bundlegen/filters_scenarios.py): a local-nvme claim with an Available local volume
+  pinned to a CPU node, a balanced-wffc claim left to the provisioner, a dataset bound to a volume in another zone
+  (by node affinity, or by the zone label of an in-tree disk);
+- a quarter of the bound pods of a controller carry required pod anti-affinity on hostname and a DoNotSchedule zone spread
   constraint, each selecting only its own workload's pods (a label no target has), so every target's inter-pod
   and spread checks count them without changing its word; DaemonSet pods hold host port 9100;
 - CSINodes with a CSI attach limit, and the CSIDriver.
@@ -23,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from analyzer.bundle.catalog import BY_NAME
 
 DRIVER = "pd.csi.storage.gke.io"
+BOUND_SHARE = 0.25  # of the bound pods of a controller (DaemonSets aside): with the volumes, a fifth of all pods
 ZONE = "topology.kubernetes.io/zone"
 
 
@@ -46,10 +50,10 @@ def _class(name: str, provisioner: str, mode: str) -> dict:
             "provisioner": provisioner, "reclaimPolicy": "Delete", "volumeBindingMode": mode}
 
 
-def _claim(ns: str, name: str, pv: str | None) -> dict:
+def _claim(ns: str, name: str, pv: str | None, cls: str = "premium-rwo", size: str = "100Gi") -> dict:
     meta: dict = {"name": name, "namespace": ns, "uid": f"pvc-{ns}-{name}"}
-    spec: dict = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "100Gi"}},
-                  "storageClassName": "premium-rwo", "volumeMode": "Filesystem"}
+    spec: dict = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}},
+                  "storageClassName": cls, "volumeMode": "Filesystem"}
     if pv:
         meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
         spec["volumeName"] = pv
@@ -57,19 +61,52 @@ def _claim(ns: str, name: str, pv: str | None) -> dict:
             "status": {"phase": "Bound" if pv else "Pending"}}
 
 
-def _volume(name: str, ns: str, claim: str, zone: str | None) -> dict:
+def _required(key: str, value: str) -> dict:
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}}
+
+
+def _volume(name: str, ns: str, claim: str, zone: str | None, size: str = "100Gi", by: str = "pv-affinity") -> dict:
+    """A bound GCE persistent disk: CSI with node affinity to its zone, or (by zone label) an in-tree disk whose
+    zone is only its label, as volumes made before the CSI migration are."""
     meta: dict = {"name": name}
-    spec: dict = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "100Gi"}, "storageClassName": "premium-rwo",
-                  "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim},
-                  "csi": {"driver": DRIVER, "volumeHandle": f"projects/p/disks/{name}"}}
-    if zone:
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+    spec: dict = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "storageClassName": "premium-rwo",
+                  "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim}}
+    if by == "volume-zone":
+        meta["labels"] = {ZONE: zone}
+        spec["gcePersistentDisk"] = {"fsType": "ext4", "pdName": name}
+    else:
+        spec["csi"] = {"driver": DRIVER, "volumeHandle": f"projects/p/disks/{name}"}
+        if zone:
+            spec["nodeAffinity"] = _required(ZONE, zone)
     return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta, "spec": spec, "status": {"phase": "Bound"}}
 
 
-def add_filters(root: Path, seed: int) -> None:
+def _local(name: str, node: str, size: str) -> dict:
+    """An Available local volume (the static provisioner's shape): usable only on its node."""
+    spec = {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": size}, "storageClassName": "local-nvme",
+            "local": {"path": "/mnt/disks/ssd0"}, "nodeAffinity": _required("kubernetes.io/hostname", node),
+            "persistentVolumeReclaimPolicy": "Delete", "volumeMode": "Filesystem"}
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec,
+            "status": {"phase": "Available"}}
+
+
+def _planned(ns: str, name: str, plan: dict, claims: list[dict], volumes: list[dict]) -> None:
+    """The claim (and its volume) as the generator planned it (bundlegen/filters_scenarios.py)."""
+    size = plan["size"]
+    if "zone" in plan:
+        pv = f"pvc-{len(volumes):06d}"
+        volumes.append(_volume(pv, ns, name, plan["zone"], size, plan["by"]))
+        claims.append(_claim(ns, name, pv, plan["class"], size))
+        return
+    claims.append(_claim(ns, name, None, plan["class"], size))
+    if "local_on" in plan:
+        volumes.append(_local(f"local-pv-{len(volumes):06d}", plan["local_on"], size))
+
+
+def add_filters(root: Path, seed: int, plan: dict[tuple[str, str], dict] | None = None) -> None:
     rng = random.Random(seed * 7919 + 20)
+    plan = plan or {}
+    seen: set[tuple[str, str]] = set()
     doc = json.loads((root / "pods.json").read_text())
     nodes = {n["metadata"]["name"]: n for n in json.loads((root / "nodes.json").read_text())["items"]}
     claims: list[dict] = []
@@ -84,7 +121,12 @@ def add_filters(root: Path, seed: int) -> None:
             if not pvc:
                 continue
             name = pvc["claimName"]
-            if bound:
+            if (ns, name) in seen:
+                continue  # a claim several pods share (a dataset)
+            seen.add((ns, name))
+            if (ns, name) in plan:
+                _planned(ns, name, plan[(ns, name)], claims, volumes)
+            elif bound:
                 pv = f"pvc-{len(volumes):06d}"
                 zone = (nodes.get(node) or {}).get("metadata", {}).get("labels", {}).get(ZONE)
                 volumes.append(_volume(pv, ns, name, zone))
@@ -95,7 +137,7 @@ def add_filters(root: Path, seed: int) -> None:
         if bound and owner == "DaemonSet":
             spec["containers"][0].setdefault("ports", []).append({"containerPort": 9100, "hostPort": 9100, "protocol": "TCP"})
             changed = True
-        elif bound and owner and rng.random() < 0.2 and not spec.get("affinity", {}).get("podAntiAffinity"):
+        elif bound and owner and rng.random() < BOUND_SHARE and not spec.get("affinity", {}).get("podAntiAffinity"):
             group = f"{ns}.{meta.get('generateName') or meta['name']}"
             meta.setdefault("labels", {})["gpu-triage.example/spread-group"] = group[:63].strip("-.")
             select = {"matchLabels": {"gpu-triage.example/spread-group": group[:63].strip("-.")}}
@@ -109,7 +151,7 @@ def add_filters(root: Path, seed: int) -> None:
     lists = {
         "persistentvolumeclaims": sorted(claims, key=lambda c: (c["metadata"]["namespace"], c["metadata"]["name"])),
         "persistentvolumes": volumes,
-        "storageclasses": [_class("premium-rwo", DRIVER, "Immediate"),
+        "storageclasses": [_class("premium-rwo", DRIVER, "Immediate"), _class("balanced-wffc", DRIVER, "WaitForFirstConsumer"),
                            _class("local-nvme", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")],
         "csinodes": [{"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": name},
                       "spec": {"drivers": [{"name": DRIVER, "nodeID": name, "allocatable": {"count": 127}}]}}

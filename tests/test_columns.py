@@ -4,7 +4,8 @@ Each example is a cluster of random nodes (labels, zones, hostnames, taints, cor
 cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (row 16), rarely an amount beyond
 int64) with pods bound there, and a random
 pod shape (nodeSelector, required node affinity with every operator and matchFields, tolerations, requests,
-sometimes spec.nodeName). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
+sometimes spec.nodeName, a priority), and sometimes pending pods nominated to nodes by preemption with their own
+priorities (counted as used where their priority is at least the pod's). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
 evidence (every row, and the 3 closest with the counts of the rest), the nearest nodes and the rebuilt scheduler
 message are the same from the columns as from the scalar checks node by node. The vector forms are forced even
 on a handful of nodes (columnar.SMALL = 0).
@@ -22,6 +23,7 @@ from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.columns import NodeColumns
 from analyzer.model.matching import Taint
 from analyzer.model.node_index import NodeIndex
+from analyzer.model.nominated import Nominated, NominatedRow, priority_of
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar
@@ -88,20 +90,23 @@ def specs(draw) -> tuple[dict, str]:
         requests[draw(st.sampled_from([GPU, GPU, GPU, SHARED]))] = str(draw(st.integers(1, 8)))
     spec["containers"] = [{"name": "c", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if k in (GPU, SHARED)}}}]
     pin = f"n{draw(st.integers(0, 14))}" if draw(st.integers(0, 5)) == 0 else ""
+    if draw(st.booleans()):
+        spec["priority"] = draw(st.sampled_from(PRIORITIES))
     return spec, pin
 
 
-def cluster_of(ns: list[NodeView], held: list[dict[str, int]]) -> Cluster:
+def cluster_of(ns: list[NodeView], held: list[dict[str, int]], nominated: list[NominatedRow] = ()) -> Cluster:
     usage: dict[str, dict[str, int]] = {}
     pods_on: dict[str, list[BoundPod]] = {}
     for node, requests in zip(ns, held):
         if requests:
             pods_on[node.name] = [BoundPod(namespace="x", name=f"p-{node.name}", phase="Running", requests=requests)]
             usage[node.name] = {**requests, "pods": 1}
+    promised = Nominated(list(nominated)) if nominated else None
     return Cluster(config=AcceleratorConfig(), nodes=ns, nodes_by_name={n.name: n for n in ns}, usage=usage,
                    pods_on=pods_on, unknown_usage={}, pod_targets=[], pod_keys=frozenset(), runtimeclasses=None,
                    quotas=None, scheduler_events={}, server_minor=36, missing={}, node_index=NodeIndex(ns),
-                   columns=NodeColumns(ns, usage))
+                   columns=NodeColumns(ns, usage, promised.totals() if promised else None), nominated=promised)
 
 
 @st.composite
@@ -109,7 +114,19 @@ def clusters(draw) -> Cluster:
     ns = draw(nodes())
     held = [{"cpu": draw(st.sampled_from([0, 1000, 30000])), GPU: draw(st.integers(0, 8))} if draw(st.booleans()) else {}
             for _ in ns]
-    return cluster_of(ns, held)
+    nominated = [("x", f"nominated-{i}", f"n{draw(st.integers(0, 15))}", draw(st.sampled_from(PRIORITIES)),
+                  {"cpu": draw(st.sampled_from([0, 2000, 30000])), GPU: draw(st.integers(0, 8))}, ())
+                 for i in range(draw(st.integers(0, 3)))]  # n14, n15: perhaps no such node
+    return cluster_of(ns, held, nominated)
+
+
+PRIORITIES = [0, 100, 1000]
+
+
+def facts(c: Cluster, spec: dict, pin: str = "") -> PodFacts:
+    """As the classifier makes them: the nominated pods of at least the pod's priority count, unless pinned."""
+    counting = c.nominated.counting(priority_of(spec), "x/nominated-0") if c.nominated is not None and not pin else ()
+    return PodFacts.of(spec, pin, nominated=counting)
 
 
 def _stages(funnel) -> list:
@@ -120,7 +137,7 @@ def _stages(funnel) -> list:
 @given(c=clusters(), shape=specs())
 def test_columns_give_what_the_scalar_checks_give(c, shape):
     spec, pin = shape
-    pod = PodFacts.of(spec, pin)
+    pod = facts(c, spec, pin)
     small, columnar.SMALL = columnar.SMALL, 0
     try:
         fast, slow = run_funnel(pod, c.nodes, c), run_funnel(pod, c.nodes, c, scalar=True)
@@ -136,7 +153,7 @@ def test_columns_give_what_the_scalar_checks_give(c, shape):
         one_by_one = columnar.judge_scalar(check_policy, pod, c, at)
         assert by_kind.kept.tolist() == one_by_one.kept.tolist()
         assert [(g.reason, g.at.tolist()) for g in by_kind.removed] == [(g.reason, g.at.tolist()) for g in one_by_one.removed]
-        unpinned = PodFacts.of(spec)
+        unpinned = facts(c, spec)
         assert scheduler_message.Rebuilder(c).rebuild(unpinned) == scheduler_message.rebuild(c, unpinned)
     finally:
         columnar.SMALL = small

@@ -5,7 +5,8 @@ Each example is a cluster of random nodes (test_columns.py's: labels, zones, hos
 with bound pods of random namespaces and labels, some holding host port 9100, some with required anti-affinity
 on hostname, zone or a label some nodes lack; and a random pending pod with required pod affinity and
 anti-affinity (matchLabels, matchExpressions, namespaces), DoNotSchedule spread constraints (maxSkew, minDomains,
-both node inclusion policies) and host ports. For it the funnel's stages, the nearest nodes and the rebuilt
+both node inclusion policies) and host ports, sometimes beside pods nominated to a node by preemption that hold
+the port there. For it the funnel's stages, the nearest nodes and the rebuilt
 scheduler message are the same from the columns as node by node, and spread's counts per domain the same.
 """
 
@@ -55,7 +56,10 @@ def _labels(draw) -> dict[str, str]:
 @st.composite
 def worlds(draw):
     ns = draw(nodes())
-    c = cluster_of(ns, [{} for _ in ns])
+    # Pending pods nominated to a node by preemption hold their host ports there (for pods of lower priority).
+    nominated = [("a", f"nominated-{i}", draw(st.sampled_from(ns)).name, draw(st.sampled_from([0, 100])), {},
+                  draw(st.sampled_from([(), (("TCP", 9100, "0.0.0.0"),)]))) for i in range(draw(st.integers(0, 2)))]
+    c = cluster_of(ns, [{} for _ in ns], nominated)
     sets = LabelSets()
     rows = []
     for k in range(draw(st.integers(0, 12))):
@@ -106,7 +110,8 @@ def _stages(funnel) -> list:
 def _facts(c, pod: dict) -> PodFacts:
     filters = pod_filters(namespace=pod["namespace"], name="pending", labels=pod["labels"], spec=pod["spec"], storage=None,
                           placement=c.placement)
-    return PodFacts.of(pod["spec"], filters=filters)
+    counting = c.nominated.counting(0, "a/pending") if c.nominated is not None else ()
+    return PodFacts.of(pod["spec"], filters=filters, nominated=counting)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -29,7 +29,7 @@ MARKER = "REDACTED-BY-GPU-TRIAGE"
 # CRDs) and cluster-autoscaler's status: it models device-plugin clusters without an autoscaler.
 LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None)
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "volume-unbound", "selector-mismatch",
-             "resource-name-mismatch", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
+             "resource-name-mismatch", "volume-node-conflict", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
              "exhausted", "unclassified", "fits-now")
 GPU = "nvidia.com/gpu"
 

@@ -14,9 +14,10 @@ import numpy as np
 
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
-from analyzer.model.views import Cluster
+from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar, dra_devices
-from analyzer.rules.checks import PodFacts, available, shortages
+from analyzer.model.nominated import NOMINATED, NominatedPod
+from analyzer.rules.checks import PodFacts, available, holders_on, shortages, used_column, used_on
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.verdict import Fit
 
@@ -42,7 +43,7 @@ def _want(facts: PodFacts, r: str) -> int:
 def _scalar_facts(c: Cluster, facts: PodFacts, nodes: list[NodeView], wanted: list[str]) -> _Facts:
     out = _Facts(wanted, len(nodes))
     for j, node in enumerate(nodes):
-        used = c.usage.get(node.name) or {}
+        used = used_on(facts, node, c)
         for s in shortages(facts, node, c):
             out.short[s.resource][j] = True
         devices = dra_devices.outcome(facts.claims, node, c)
@@ -67,7 +68,7 @@ def _vector_facts(c: Cluster, facts: PodFacts, at: np.ndarray, wanted: list[str]
     for r in wanted:
         a = cols.amounts(r)
         out.alloc[r] = a.allocatable[at]
-        out.free[r] = a.allocatable[at] - a.used[at]
+        out.free[r] = a.allocatable[at] - used_column(facts, c, r, a)[at]
     return out
 
 
@@ -85,7 +86,7 @@ def _closest(f: _Facts, facts: PodFacts, wanted: list[str], n: int, limit: int |
 
 
 def _row(c: Cluster, facts: PodFacts, node: NodeView, wanted: list[str], short: list[str]) -> dict:
-    used = c.usage.get(node.name) or {}
+    used = used_on(facts, node, c)
     resources = {}
     for r in wanted:
         alloc, held, device_class = available(facts, node, c, r, used)
@@ -97,22 +98,32 @@ def _row(c: Cluster, facts: PodFacts, node: NodeView, wanted: list[str], short: 
     # memory on 5,000 nodes does not list every pod of the cluster.
     first = short[0] if short else None
     held = [r for r in short if r != DEVICES]
-    on = c.pods_on.get(node.name, ())
+    on = holders_on(facts, node, c)
     if len(held) == 1:  # the usual case, without a generator per pod on the node
         only = held[0]
         holders = [h for h in on if h.requests.get(only)]
     else:
         holders = [h for h in on if any(h.requests.get(r) for r in held)]
     holders.sort(key=lambda h: -(h.requests.get(first, 0) if first else 0))
-    used_by = [{"pod": h.key, "phase": h.phase,
-                "requests": {r: format_units(r, h.requests[r]) for r in held if h.requests.get(r)}}
-               for h in holders[:MAX_USED_BY]]
+    used_by = [_holder(h, held) for h in holders[:MAX_USED_BY]]
     row: dict = {"node": node.name, "resources": resources, "short": short, "used_by": used_by}
+    nominated = [h for h in holders if isinstance(h, NominatedPod)]
+    if nominated:  # a promise of room, not a running pod: say so, or the node looks fuller than `kubectl` shows
+        row["nominated"] = [f"{NOMINATED}: {h.pod} holds "
+                            + ", ".join(f"{format_units(r, h.requests[r])} {r}" for r in held if h.requests.get(r))
+                            for h in nominated]
     if len(holders) > MAX_USED_BY:
         row["used_by_more"] = len(holders) - MAX_USED_BY
     if node.name in c.unknown_usage:
         row["unknown_usage"] = str(c.unknown_usage[node.name])
     return row
+
+
+def _holder(h: BoundPod | NominatedPod, held: list[str]) -> dict:
+    requests = {r: format_units(r, h.requests[r]) for r in held if h.requests.get(r)}
+    if isinstance(h, NominatedPod):
+        return {"pod": h.pod, "phase": h.phase, "nominated": True, "requests": requests}
+    return {"pod": h.key, "phase": h.phase, "requests": requests}
 
 
 def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int | None = CLOSEST, *,

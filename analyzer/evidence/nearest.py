@@ -17,7 +17,8 @@ from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
 from analyzer.evidence.filters import STAGE_CHECKS, nearest_failures
 from analyzer.rules import columnar, dra_devices
-from analyzer.rules.checks import PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy, shortages
+from analyzer.rules.checks import (PodFacts, check_advertised, check_allocatable, check_device_selectors, check_policy,
+                                   holders_on, shortages)
 from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.reason import Check, Reason, removed_positions
@@ -54,7 +55,7 @@ def _fit_text(pod: PodFacts, node: NodeView, cluster: Cluster) -> str:
     short = shortages(pod, node, cluster)
     if short:
         s = short[0]
-        holders = sorted(((h.requests.get(s.resource, 0), h.key) for h in cluster.pods_on.get(node.name, ())
+        holders = sorted(((h.requests.get(s.resource, 0), h.key) for h in holders_on(pod, node, cluster)
                           if h.requests.get(s.resource)), reverse=True)
         held = ", ".join(f"{key} holds {format_units(s.resource, units)}" for units, key in holders[:3])
         more = f" and {len(holders) - 3} more" if len(holders) > 3 else ""
@@ -164,7 +165,8 @@ class Nearest:
         """Per node: how many checks other than the selector fail (0, 1, or 2 for more), and the rank of the
         failing one where one does; the nodes where none does; and, when judged node by node for the filters
         after fit, each node's failures (else None: the shown nodes' reasons are made when shown)."""
-        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin))  # a pinned pod meets only NoExecute
+        key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin),  # a pinned pod meets only NoExecute
+               pod.nominated)  # the pods nominated by preemption that count as used
         if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
             # Spread counts only the nodes the pod's selector matches: then the selector is part of the shape.
             full = key + (pod.filters_key,) + ((pod.node_selector, pod.affinity) if pod.filters.spread else ())

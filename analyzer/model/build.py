@@ -24,6 +24,7 @@ from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
+from analyzer.model.nominated import Nominated, NominatedRow, nominated_node, priority_of
 from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.volumes import build_storage
 from analyzer.model.node_start import is_bound_target, read_node_start
@@ -107,6 +108,7 @@ class PodsIndex:
         # Every non-terminated bound pod's labels, claims, host ports and anti-affinity (model/placement.py).
         self.label_sets = LabelSets()
         self.placed: list[Row] = []
+        self.nominated: list[NominatedRow] = []  # pending pods nominated to a node (model/nominated.py)
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
         # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
         self.newest: dict[str, tuple[str, str, str, str]] = {}
@@ -186,6 +188,10 @@ class PodsIndex:
             self.placed.append((ns, name, node, self.label_sets.id_of(meta.get("labels") or {}),
                                 claim_names(spec, name), host_ports(spec),
                                 anti_terms_json(spec) if spec.get("affinity") else b""))
+        if is_target and phase not in TERMINATED and requests is not None and status.get("nominatedNodeName"):
+            nominated = nominated_node(spec, status)
+            if nominated:
+                self.nominated.append((ns, name, nominated, priority_of(spec), requests, host_ports(spec)))
         if is_target or (ns, name) == self.keep:
             annotations = meta.get("annotations") or {}
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
@@ -221,7 +227,7 @@ class PodsIndex:
             holders[node] = rows
         specs = [(t.spec, t.status) for t in self.targets]
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states, self.placed, self.label_sets.sets, self.newest))
+                                       self.states, self.placed, self.label_sets.sets, self.newest, self.nominated))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
@@ -232,7 +238,7 @@ class PodsIndex:
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        keys, uids, usage, holders, requests, specs, states, placed, label_sets, newest = msgspec.msgpack.decode(bulk)
+        keys, uids, usage, holders, requests, specs, states, placed, label_sets, newest, nominated = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -251,6 +257,8 @@ class PodsIndex:
         ids = [self.label_sets.id_of(labels) for labels in label_sets]
         self.placed.extend((ns, name, node, ids[lid], tuple(claims), tuple((pr, port, ip) for pr, port, ip in ports), anti)
                            for ns, name, node, lid, claims, ports, anti in placed)
+        self.nominated.extend((ns, name, node, priority, asked, tuple((pr, port, ip) for pr, port, ip in ports))
+                              for ns, name, node, priority, asked, ports in nominated)
         for node, first in unknown.items():
             self.unknown.setdefault(node, first)
         self.targets.extend(dataclasses.replace(t, spec=spec, status=status) for t, (spec, status) in zip(bare, specs))
@@ -344,8 +352,10 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         findings.add(file, [(path, "quantities the queue can use", found)])
     autoscalers = build_autoscalers(loaded)
     findings.items.extend(autoscalers.findings)
-    return Cluster(dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None,
-                   columns=NodeColumns(nodes, pods.usage) if nodes is not None else None,
+    nominated = Nominated(pods.nominated) if pods.nominated else None
+    return Cluster(nominated=nominated, dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None,
+                   columns=NodeColumns(nodes, pods.usage, nominated.totals() if nominated else None)
+                   if nodes is not None else None,
                    claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,

@@ -63,7 +63,10 @@ def _fits(value: int) -> bool:
 
 
 class NodeColumns:
-    def __init__(self, nodes: list[NodeView], usage: dict[str, dict[str, int]]) -> None:
+    def __init__(self, nodes: list[NodeView], usage: dict[str, dict[str, int]],
+                 nominated: dict[str, dict[str, int]] | None = None) -> None:
+        """`nominated`: per node what pods nominated there ask (model/nominated.py); used plus that must stay
+        exact too, as fit adds it for the pods it counts for."""
         self.nodes = nodes
         self.n = len(nodes)
         self.names = [n.name for n in nodes]
@@ -75,6 +78,8 @@ class NodeColumns:
             names.update(n.allocatable)
         for used in usage.values():
             names.update(used)
+        for asked in (nominated or {}).values():
+            names.update(asked)
         self.resources = sorted(names)  # every resource some node has or some pod uses
         self._amounts: dict[str, Amounts] = {}
         zero = np.zeros(self.n, dtype=np.int64)
@@ -82,7 +87,8 @@ class NodeColumns:
             cap = [n.capacity.get(r, 0) for n in nodes]
             alloc = [n.allocatable.get(r, 0) for n in nodes]
             held = [(usage.get(n.name) or {}).get(r, 0) for n in nodes]
-            if not all(map(_fits, cap)) or not all(map(_fits, alloc)) or not all(map(_fits, held)):
+            most = [h + ((nominated or {}).get(n.name) or {}).get(r, 0) for h, n in zip(held, nodes)] if nominated else held
+            if not all(map(_fits, cap)) or not all(map(_fits, alloc)) or not all(map(_fits, most)):
                 self.exact = False
                 break
             self._amounts[r] = Amounts(capacity=np.array(cap, dtype=np.int64), allocatable=np.array(alloc, dtype=np.int64),

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from analyzer.model.node_start import NodeStart
     from analyzer.model.columns import NodeColumns
     from analyzer.model.node_index import NodeIndex
+    from analyzer.model.nominated import Nominated
     from analyzer.model.queue_world import QueueWorld
     from analyzer.model.placement import Placement
     from analyzer.model.volumes import Storage
@@ -85,6 +86,7 @@ class Cluster:
     node_start: "NodeStart | None" = None  # the kubelet's and attach/detach controller's pod events, node readiness
     newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
     columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
+    nominated: "Nominated | None" = None  # pending pods nominated to a node by preemption (None: there are none)
 
     @property
     def new_taint_wording(self) -> bool:

@@ -49,6 +49,8 @@ def render(v: Verdict, out: TextIO) -> None:
                 hidden = len(row["used_by"]) - 10 + row.get("used_by_more", 0)
                 more = f" … +{hidden} more" if hidden > 0 else ""
                 w(f"    used by: {users}{more}\n")
+            for line in row.get("nominated") or ():
+                w(f"    {line}\n")
             if row.get("unknown_usage"):
                 w(f"    usage unknown: {row['unknown_usage']}\n")
         if fit.rest:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+import numpy as np
 import orjson
 
 from analyzer.kube import NO_EXECUTE
@@ -19,7 +20,9 @@ from analyzer.model.gpu_labels import siblings
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
-from analyzer.model.views import Cluster
+from analyzer.model.columns import Amounts
+from analyzer.model.nominated import NominatedPod
+from analyzer.model.views import BoundPod, Cluster
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.pod_filters import PodFilters
 from analyzer.rules import dra_devices
@@ -58,6 +61,7 @@ class PodFacts:
     pin: str = ""  # spec.nodeName of an attempt: the scheduler is bypassed, only that node counts
     claims_shape: int = -1  # pods whose resource claims have the same shape share a funnel (model/dra)
     filters_key: bytes = b""  # volumes, inter-pod terms, spread, host ports (model/pod_filters.py): alike, shared
+    nominated: tuple[str, ...] = ()  # the pods nominated by preemption that count against it (model/nominated.py)
     terms: list[dict] | None = field(default=None, compare=False)
     claims: Resolution | None = field(default=None, compare=False)
     wants: dict[str, int] = field(default_factory=dict, compare=False)
@@ -66,7 +70,7 @@ class PodFacts:
 
     @classmethod
     def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None,
-           filters: PodFilters | None = None) -> "PodFacts":
+           filters: PodFilters | None = None, nominated: tuple[str, ...] = ()) -> "PodFacts":
         has_required = bool(((spec.get("affinity") or {}).get("nodeAffinity") or {})
                             .get("requiredDuringSchedulingIgnoredDuringExecution"))
         terms = required_terms(spec) if has_required else None
@@ -81,7 +85,7 @@ class PodFacts:
                    extended=tuple(extended_requested(requests)), claims=claims,
                    claims_shape=claims.shape_id if claims is not None else -1,
                    filters=filters if filters is not None and filters.key else None,
-                   filters_key=filters.key if filters is not None else b"")
+                   filters_key=filters.key if filters is not None else b"", nominated=nominated)
 
 
     @staticmethod
@@ -212,9 +216,34 @@ def _fit_order(pod: PodFacts, cluster: Cluster) -> tuple[tuple[str, int, bool], 
 _NOTHING: dict[str, int] = {}
 
 
+def used_on(pod: PodFacts, node: NodeView, cluster: Cluster) -> dict[str, int]:
+    """What NodeResourcesFit counts as used on the node for this pod: the bound pods' requests, plus those of the
+    pods nominated there that count against it (model/nominated.py)."""
+    if pod.nominated and cluster.nominated is not None:
+        found = cluster.nominated.overlay(pod.nominated, cluster.usage).used.get(node.name)
+        if found is not None:
+            return found
+    return cluster.usage.get(node.name) or _NOTHING
+
+
+def used_column(pod: PodFacts, cluster: Cluster, resource: str, amounts: Amounts) -> np.ndarray:
+    """used_on over every node, for one resource: the columns' `used`, plus the nominated pods that count."""
+    if pod.nominated and cluster.nominated is not None and cluster.columns is not None:
+        return cluster.nominated.overlay(pod.nominated, cluster.usage).column(resource, amounts, cluster.columns)
+    return amounts.used
+
+
+def holders_on(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[BoundPod | NominatedPod]:
+    """The pods whose requests used_on sums: the bound ones, then the nominated ones that count."""
+    bound: list[BoundPod | NominatedPod] = list(cluster.pods_on.get(node.name, ()))
+    if pod.nominated and cluster.nominated is not None:
+        bound += cluster.nominated.overlay(pod.nominated, cluster.usage).on.get(node.name, ())
+    return bound
+
+
 def shortages(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Shortage]:
     """Every resource the pod is short of on the node (NodeResourcesFit), accelerators first."""
-    used = cluster.usage.get(node.name) or _NOTHING
+    used = used_on(pod, node, cluster)
     allocatable = node.allocatable
     out = []
     for r, want, extended in _fit_order(pod, cluster):

@@ -27,7 +27,7 @@ from analyzer.model.gpu_labels import vendor
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
-from analyzer.rules.checks import PodFacts, _fit_order, check_advertised, check_policy, insufficient
+from analyzer.rules.checks import PodFacts, _fit_order, check_advertised, check_policy, insufficient, used_column
 from analyzer.rules.reason import Check, Groups, Reason, Removed
 
 SMALL = 8  # at most this many nodes: judged one by one (array set-up costs more than it saves)
@@ -248,7 +248,7 @@ def shortfalls(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> list[tuple[st
     for r, want, _ in _fit_order(pod, cluster):
         a = cols.amounts(r)
         alloc = a.allocatable[at]
-        free = alloc - a.used[at]
+        free = alloc - used_column(pod, cluster, r, a)[at]  # pods nominated by preemption count as used
         out.append((r, want, alloc, free, below(free, want)))
     return out
 

@@ -138,11 +138,14 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     codes = np.zeros(cols.n, dtype=np.int64)
     if f is None or not f.ports or placement is None:
         return codes
-    key = ("ports", f.ports)
+    key = ("ports", f.ports, pod.nominated)
     found = cols.memo.get(key)
     if found is None:
         nodes = cluster.nodes or []
-        for name in placement.ports_on:
+        holding = set(placement.ports_on)
+        if pod.nominated and cluster.nominated is not None:  # pods nominated by preemption hold their ports too
+            holding.update(cluster.nominated.overlay(pod.nominated, cluster.usage).on)
+        for name in holding:
             i = cols.position.get(name)
             if i is not None and port_conflict(pod, nodes[i], cluster) is not None:
                 codes[i] = i + 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.model.nodes import NodeView
+from analyzer.model.nominated import NOMINATED
 from analyzer.model.views import Cluster
 from analyzer.model.volumes import RWOP, Claim, Storage
 from analyzer.rules.checks import PodFacts
@@ -92,6 +93,9 @@ def port_conflict(pod: PodFacts, node: NodeView, cluster: Cluster) -> str | None
     if f is None or not f.ports or placement is None:
         return None
     held = placement.ports_on.get(node.name, ())
+    if pod.nominated and cluster.nominated is not None:  # a pod nominated here by preemption holds its ports too
+        nominated = cluster.nominated.overlay(pod.nominated, cluster.usage).on.get(node.name, ())
+        held = [*held, *((pr, port, ip, f"{p.pod} ({NOMINATED})") for p in nominated for pr, port, ip in p.ports)]
     for proto, port, ip in f.ports:
         for p2, port2, ip2, who in held:
             if proto == p2 and port == port2 and (ip == ip2 or WILDCARD in (ip, ip2)):

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         Writer(gen, tmp).write_all()
         from generate_filters import add_filters  # volumes, inter-pod terms, spread, host ports
-        add_filters(tmp, args.seed)
+        add_filters(tmp, args.seed, gen.claim_plan)
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are

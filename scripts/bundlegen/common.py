@@ -27,7 +27,7 @@ UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
 
 # The words of causes.md that apply to existing pods, in its order.
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "volume-unbound", "selector-mismatch",
-             "resource-name-mismatch", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
+             "resource-name-mismatch", "volume-node-conflict", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
              "exhausted", "unclassified", "fits-now")
 
 NAMESPACED = {k.name: k.namespaced for k in CATALOG}  # the one kinds catalog

@@ -11,12 +11,13 @@ from bundlegen.descs import ds_desc
 from bundlegen.diverse import Diverse
 from bundlegen.events import Events
 from bundlegen.filling import Filling
+from bundlegen.filters_scenarios import FilterScenarios
 from bundlegen.model import TERMINATED_STATES, Pod, Shape, Workload, scheduler_message
 from bundlegen.pools import Node, make_pools
 from bundlegen.scenarios import Scenarios
 
 
-class Generator(Scenarios, Filling, Events, Diverse):
+class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse):
     def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False) -> None:
         if n_nodes < 16:
             raise SystemExit("generate_bundle: --nodes must be at least 16 (every pool and special node needs one)")
@@ -79,10 +80,10 @@ class Generator(Scenarios, Filling, Events, Diverse):
         taken.add(f"{base}-{i}")
         return f"{base}-{i}"
 
-    def shape(self, key: str, make) -> Shape:
+    def shape(self, key: str, make, extra: dict | None = None) -> Shape:
         s = self.shapes.get(key)
         if s is None:
-            s = self.shapes[key] = Shape(key, make())
+            s = self.shapes[key] = Shape(key, make(), extra)
         return s
 
     # -- nodes ------------------------------------------------------------------------------------
@@ -239,6 +240,7 @@ class Generator(Scenarios, Filling, Events, Diverse):
             ("sm-accel", 4), ("sm-affinity", 3), ("cordoned", 3), ("ut-h100", 6), ("ut-mig", 2),
             ("ng-spot", 4), ("ng-mig", 3), ("ng-node", 2), ("az", 2), ("ex-a100", 12), ("ex-frag", 4),
             ("ex-memory", 2), ("uc-pvc", 3), ("uc-anti", 4), ("uc-sched", 3), ("fn-gpu", 8), ("fn-cpu", 4),
+            ("vc-wffc", 3), ("vc-zone", 4), ("pa-missing", 3), ("ex-wffc", 2), ("ex-affinity", 2), ("fn-wffc", 2),
         ]
         if not any(n.state == "noplugin" for n in self.nodes):
             weights = [w for w in weights if w[0] != "ng-node"]
@@ -279,6 +281,7 @@ class Generator(Scenarios, Filling, Events, Diverse):
         self.make_nodes()
         self.make_daemonsets()
         self.make_scenarios()
+        self.make_filter_scenarios()
         self.make_refusals()
         self.fill_gpu()
         left = self.M - len(self.pods)

@@ -18,11 +18,12 @@ from bundlegen.pools import Node
 class Shape:
     """One pod description; templates per state are encoded on first use."""
 
-    __slots__ = ("desc", "key", "n_ctr", "n_init", "req", "tpls")
+    __slots__ = ("desc", "extra", "key", "n_ctr", "n_init", "req", "tpls")
 
-    def __init__(self, key: str, desc: dict) -> None:
+    def __init__(self, key: str, desc: dict, extra: dict | None = None) -> None:
         self.key = key
         self.desc = desc
+        self.extra = extra or {}  # what the volume and inter-pod filters see (bundlegen/filters_scenarios.py)
         full = effective_requests(desc)
         self.req = {k: full.get(k, 0) for k in ACCOUNTED}
         self.tpls: dict[str, Tpl] = {}
@@ -135,7 +136,32 @@ def _term_ok(term: dict, labels: dict) -> bool:
     return True
 
 
-def node_reasons(node: Node, desc: dict, req: dict, pin: str) -> tuple[list[str], bool]:
+# The v1.36 reason strings of the filters after NodeResourcesFit (pkg/scheduler/framework/plugins: volumebinding,
+# volumezone, interpodaffinity ErrReason…); each is UnschedulableAndUnresolvable, so preemption cannot help.
+BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+PV_AFFINITY = "node(s) didn't match PersistentVolume's node affinity"
+NO_VOLUME_ZONE = "node(s) had no available volume zone"
+AFFINITY_RULES = "node(s) didn't match pod affinity rules"
+
+
+def later_filters(node: Node, extra: dict) -> str | None:
+    """VolumeBinding, VolumeZone, then InterPodAffinity (the scheduler's order), as a shape's `extra` sets them up:
+    `volume` bind-conflict (a WaitForFirstConsumer claim whose only volumes sit on the `pinned` nodes, no provisioner),
+    pv-affinity / volume-zone (a bound volume in `zone`, by node affinity / by zone label), `affinity` missing (a
+    required term no bound pod matches)."""
+    volume = extra.get("volume")
+    if volume == "bind-conflict" and node.name not in extra["pinned"]:
+        return BIND_CONFLICT
+    if volume == "pv-affinity" and node.zone != extra["zone"]:
+        return PV_AFFINITY
+    if volume == "volume-zone" and node.zone != extra["zone"]:
+        return NO_VOLUME_ZONE
+    if extra.get("affinity") == "missing":
+        return AFFINITY_RULES
+    return None
+
+
+def node_reasons(node: Node, desc: dict, req: dict, pin: str, extra: dict | None = None) -> tuple[list[str], bool]:
     """The scheduler's first failing filter on one node (its order) and whether preemption cannot help."""
     tols = list(desc.get("tolerations") or []) + bo.DEFAULT_TOLERATIONS
     if node.unschedulable and not _tolerates(tols, UNSCHEDULABLE_KEY, "", "NoSchedule"):
@@ -162,6 +188,10 @@ def node_reasons(node: Node, desc: dict, req: dict, pin: str) -> tuple[list[str]
                 unresolvable = True
     if node.npods + 1 > node.alloc["pods"]:
         out.append("Too many pods")
+    if not out and extra:
+        later = later_filters(node, extra)
+        if later is not None:
+            return [later], True
     return out, unresolvable
 
 
@@ -178,7 +208,7 @@ def scheduler_message(nodes: list[Node], shape: Shape, pin: str, mode: str) -> s
     helpless = victims = 0
     stale_res = GPU if shape.req[GPU] else (MIG if shape.req[MIG] else "cpu")
     for node in nodes:
-        reasons, unresolvable = node_reasons(node, shape.desc, shape.req, pin)
+        reasons, unresolvable = node_reasons(node, shape.desc, shape.req, pin, shape.extra)
         if not reasons:
             if mode == "stale":
                 reasons, unresolvable = [f"Insufficient {stale_res}"], False
