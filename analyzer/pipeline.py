@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from analyzer.bundle.catalog import EVENTS, PODS
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
-from analyzer.bundle.streaming import KeepIf, Progress
+from analyzer.bundle.streaming import LAYOUT_SPLIT, KeepIf, LayoutMisread, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.classify import classify_all, each_verdict
 from analyzer.errors import BundleError, UsageError
@@ -119,9 +119,17 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use; the small kinds kept whole in
     `loaded.documents`."""
-    pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
-    sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
-    return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
+    for layout in (True, False):
+        pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
+        sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
+        token = LAYOUT_SPLIT.set(layout)
+        try:
+            return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
+        except LayoutMisread:
+            continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
+        finally:
+            LAYOUT_SPLIT.reset(token)
+    raise AssertionError("unreachable: without the layout split no LayoutMisread is raised")
 
 
 # Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).

@@ -27,6 +27,7 @@ import orjson
 from analyzer.bundle import forked
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
+from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.reading import parse_json
 from analyzer.errors import BundleError
@@ -227,13 +228,17 @@ def _visit(raws: list, lo: int, hi: int, *, file: str, item_check: Compiled, sin
     return None
 
 
-def _unreadable(data: bytes | mmap.mmap, file: str, index: int) -> UnreadableItem:
+def _unreadable(data: bytes | mmap.mmap, file: str, index: int, raws: object = None) -> UnreadableItem:
     """An item orjson refuses makes the file unreadable, as orjson on the whole file would: the message is
-    orjson's on the whole file, the same words the whole-document path gives."""
+    orjson's on the whole file, the same words the whole-document path gives. A file that parses whole
+    after all, split by kubectl's layout, was misread by that split (two values at an item's depth between
+    two separators): LayoutMisread, and the caller reads the bundle again without it."""
     try:
         parse_json(data, file)
     except BundleError as exc:
         return UnreadableItem(exc.file, exc.message, exc.path)
+    if isinstance(raws, Slices):
+        raise LayoutMisread(file)
     return UnreadableItem(file, "not JSON: an item orjson cannot read", f"$.items[{index}]")
 
 
@@ -253,7 +258,7 @@ class Pending:
             if got is not None:
                 summary, found, bad = got  # type: ignore[misc]
                 if bad is not None:
-                    raise _unreadable(self.data, self.file, bad)
+                    raise _unreadable(self.data, self.file, bad, self.raws)
                 if self.sink.merge(summary):
                     for triples in found:
                         self.add(self.file, triples)
@@ -261,7 +266,7 @@ class Pending:
             bad = _visit(self.raws, self.lo, len(self.raws), file=self.file, item_check=self.item_check,
                          sink=self.sink, add=self.add)
             if bad is not None:
-                raise _unreadable(self.data, self.file, bad)
+                raise _unreadable(self.data, self.file, bad, self.raws)
         finally:
             self.data = self.raws = None  # type: ignore[assignment]
 
@@ -293,7 +298,9 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     there: it has had the whole split to run). The caller drops `data` afterwards; nothing here keeps it."""
     envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
     try:
-        envelope, raws = _split(data, kind)
+        one_pass = _envelope_type(kind)
+        found = layout_split(data, one_pass[1]) if LAYOUT_SPLIT.get() and one_pass is not None else None
+        envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
                       sink=sink, add=add, progress=progress)
@@ -319,7 +326,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     try:
         bad = _visit(raws, 0, stop, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
         if bad is not None:
-            raise _unreadable(data, file, bad)
+            raise _unreadable(data, file, bad, raws)
         if progress is not None:
             progress(total, total)
     except BaseException:

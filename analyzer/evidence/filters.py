@@ -33,7 +33,7 @@ def prefilter_message(cluster: Cluster, sentence: str) -> str:
 def _candidates(funnel: FunnelResult, stage: str) -> list[str]:
     for st in funnel.stages:
         if st.name == stage:
-            return [n for n, _ in st.removed] + [n.name for n in st.kept]
+            return [n.name for n in st.judged()]
     return []
 
 
@@ -91,10 +91,10 @@ def filter_evidence(cluster: Cluster, funnel: FunnelResult) -> dict:
     out: dict = {}
     if f is None:
         return out
-    if f.claims and any(st.name == "volumes" and st.removed for st in funnel.stages):
+    if f.claims and any(st.name == "volumes" and st.groups for st in funnel.stages):
         out["volume_topology"] = _volumes(cluster, funnel)
     if (f.affinity or f.anti or cluster.placement is not None and cluster.placement.anti) and \
-            any(st.name == "pod-affinity" and st.removed for st in funnel.stages):
+            any(st.name == "pod-affinity" and st.groups for st in funnel.stages):
         out["inter_pod"] = _inter_pod(cluster, funnel)
     if f.spread and any(st.name == "topology-spread" for st in funnel.stages):
         out["topology_spread"] = spread.evidence(funnel.facts, cluster)

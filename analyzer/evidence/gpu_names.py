@@ -13,17 +13,16 @@ from analyzer.rules.funnel_result import FunnelResult
 NODES_SHOWN = 20
 
 
-def _candidates(funnel: FunnelResult, cluster: Cluster) -> list:
+def _candidates(funnel: FunnelResult) -> list:
     """The nodes the advertised stage judged (the selector's survivors)."""
     stage = next((st for st in funnel.stages if st.name == "advertised"), None)
     if stage is None:
         return []
-    names = [name for name, _ in stage.removed] + [n.name for n in stage.kept]
-    return [cluster.nodes_by_name[n] for n in names if n in cluster.nodes_by_name]
+    return stage.judged()
 
 
 def gpu_names(funnel: FunnelResult, cluster: Cluster) -> dict:
-    nodes = _candidates(funnel, cluster)
+    nodes = _candidates(funnel)
     asked = [r for r in funnel.facts.extended if cluster.config.is_accelerator(r)]
     out: dict = {}
     offers: dict[str, list[dict]] = {}

@@ -56,6 +56,12 @@ class StageResult:
     def removed(self) -> list[tuple[str, Reason]]:
         return list(self.removed_nodes())
 
+    def judged(self) -> list[NodeView]:
+        """Every node the stage judged: the removed ones in nodes.json order, then the kept (no Reason made)."""
+        nodes = self.nodes
+        at = np.sort(removed_positions(self.groups)) if self.groups else np.zeros(0, dtype=np.int64)
+        return [nodes[i] for i in at.tolist()] + self.kept
+
 
 @dataclass(kw_only=True)
 class FunnelResult:

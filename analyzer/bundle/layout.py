@@ -1,0 +1,80 @@
+"""Splitting a List written in kubectl's own layout by its byte runs: the fast split of a large file.
+
+`kubectl get -o json` writes four spaces per level and sorted keys, so in pods.json every item is an object at
+depth 2 and items are separated by one fixed run of bytes. Finding those runs is a scan in C, where decoding
+1.6 GB into raw slices (bundle/streaming.py's split) is seconds of one core before any item is read. Nothing
+is assumed unchecked: every byte is in the envelope or in an item and each is parsed by orjson; a file that
+does not have the layout goes to the decoding split, and a valid file the layout split misread (a value at
+an item's depth with other spacing) raises LayoutMisread and is read again without it (pipeline.load_streamed).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import mmap
+
+import orjson
+
+
+class LayoutMisread(Exception):
+    """A valid List whose kubectl-layout split did not give its items (pipeline.load_streamed reads it again)."""
+
+
+# Off: every List is split by decoding it (bundle/streaming.py), as after a LayoutMisread.
+LAYOUT_SPLIT = contextvars.ContextVar("layout_split", default=True)
+
+
+# kubectl's layout of a List (`-o json`: four spaces per level, keys sorted, so `items` follows `apiVersion`):
+# each item an object at depth 2, between `[\n        {` and `}\n    ]`, items separated by `},\n        {`.
+# A raw newline cannot occur inside a JSON string, so these byte runs are structure wherever they appear.
+_OPEN = b'\n    "items": [\n        {\n'
+_SEP = b"\n        },\n        {\n"
+_CLOSE = b"\n        }\n    ]"
+
+
+class Slices:
+    """The items of a List as (start, end) offsets into the mapped file: item i is read (copied out of the
+    map) when asked for. Setting an item to None is a no-op: nothing is held per item."""
+
+    def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int]) -> None:
+        self.data, self.starts, self.ends = data, starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.data[self.starts[i]:self.ends[i]]
+
+    def __setitem__(self, i: int, value: None) -> None:
+        pass
+
+
+def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...]) -> tuple[dict, Slices] | None:
+    """The split of a List in kubectl's own layout by its byte runs (a scan for a separator, in C, instead of
+    decoding 1.6 GB into raw slices): the envelope (everything but the items, parsed as one small document)
+    and the items' offsets. Every byte of the file is in the envelope or in an item, and each item is parsed
+    by orjson when visited, so a malformed file is still found malformed (then read whole, same messages).
+    None when the file is not in that layout or its envelope is not the plain one: the decoding split (bundle/streaming.py) decides then."""
+    head = data.find(_OPEN, 0, 4096)
+    if head < 0 or data[:1] != b"{":
+        return None
+    first = head + len(_OPEN) - 2  # the first item's `{`
+    close = data.rfind(_CLOSE)
+    if close < first:
+        return None
+    starts, ends = [first], []
+    find = data.find
+    at = find(_SEP, first, close)
+    while at >= 0:
+        ends.append(at + 10)  # after the `}` closing an item
+        starts.append(at + len(_SEP) - 2)
+        at = find(_SEP, at + len(_SEP) - 2, close)
+    ends.append(close + 10)
+    try:
+        envelope = orjson.loads(bytes(data[:first]) + b"]" + bytes(data[close + len(_CLOSE):]))
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(envelope, dict) or envelope.get("items") != [] or set(envelope) - set(envelope_fields) - {"items"}:
+        return None
+    del envelope["items"]
+    return envelope, Slices(data, starts, ends)

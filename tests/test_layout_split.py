@@ -1,0 +1,74 @@
+"""kubectl's layout split (bundle/layout.py) gives exactly what decoding the List gives, or steps aside.
+
+pods.json written by kubectl is split by its byte runs; each case below compares `validate` and `analyze` with
+the split on against the whole-document reading (test_streaming's reference): a recording as kubectl wrote it,
+a valid List where a non-object item sits between two pods (the split misreads it, the bundle is read again),
+the same with a worker sharing pods.json, a truncated pod (same error words), compact JSON (not the layout).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_streaming import _shared, _streamed, _whole_document
+
+from analyzer.bundle import forked
+from analyzer.bundle.layout import layout_split
+from helpers import LAB, copy_bundle, run_cli
+
+
+def _pods(bundle: Path) -> dict:
+    return json.loads((bundle / "pods.json").read_text())
+
+
+def _write(bundle: Path, doc: dict, *, indent: int | None = 4) -> None:
+    (bundle / "pods.json").write_text(json.dumps(doc, indent=indent) + "\n")
+
+
+def _same(monkeypatch: pytest.MonkeyPatch, bundle: Path) -> dict:
+    for strict in (True, False):
+        want = _whole_document(monkeypatch, bundle, strict=strict)
+        with monkeypatch.context() as m:
+            m.setenv(forked.ENV, "0")
+            assert _streamed(bundle, strict=strict) == want
+        assert _shared(monkeypatch, bundle, strict=strict) == want
+    return want
+
+
+def test_a_recording_is_split_by_its_layout_into_every_item() -> None:
+    data = (LAB / "pods.json").read_bytes()
+    envelope, items = layout_split(data, ("apiVersion", "kind", "metadata"))
+    assert envelope == {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
+    assert [json.loads(items[i]) for i in range(len(items))] == json.loads(data)["items"]
+
+
+def test_a_non_object_item_between_two_pods_is_read_again_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = copy_bundle(tmp_path)
+    doc = _pods(bundle)
+    doc["items"].insert(2, "not a pod")
+    _write(bundle, doc)
+    assert layout_split((bundle / "pods.json").read_bytes(), ("apiVersion", "kind", "metadata")) is not None
+    want = _same(monkeypatch, bundle)
+    assert any("$.items[2]" in v for v in want["violations"])  # the string is found where it is
+    result = run_cli("validate", bundle)
+    assert result.returncode == 1 and "$.items[2]" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_a_truncated_pod_gives_the_words_of_the_whole_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = copy_bundle(tmp_path)
+    text = (bundle / "pods.json").read_text()
+    cut = text.index('"containers"', len(text) // 2)
+    (bundle / "pods.json").write_text(text[:cut] + text[cut + 40:])
+    want = _same(monkeypatch, bundle)
+    assert "error" in want and "pods.json" in want["error"]
+    result = run_cli("analyze", bundle)
+    assert result.returncode == 2 and "pods.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_compact_json_is_not_the_layout_and_answers_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = copy_bundle(tmp_path)
+    _write(bundle, _pods(bundle), indent=None)
+    assert layout_split((bundle / "pods.json").read_bytes(), ("apiVersion", "kind", "metadata")) is None
+    assert _same(monkeypatch, bundle)["verdicts"]
