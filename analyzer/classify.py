@@ -7,11 +7,12 @@ scheduler message) is built once per shape too. Classification never prints: it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Iterable, Iterator
 
 from analyzer import words
+from analyzer.bundle import forked
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.gpu_names import gpu_names
@@ -228,9 +229,40 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     `scalar`: node by node, no columns (both the references the tests compare)."""
     clf = Classifier(cluster, cache=cache, scalar=scalar)
     wanted = set(namespaces)
-    for t in (*cluster.pod_targets, *extra):
-        if not wanted or t.namespace in wanted:
+    todo = [t for t in (*cluster.pod_targets, *extra) if not wanted or t.namespace in wanted]
+    half, child = len(todo), None
+    if cache and not scalar and len(todo) >= SHARE_MIN_TARGETS:
+        half = len(todo) // 2
+        child = forked.start(partial(_classify_share, cluster, todo[half:]))
+        if child is None:
+            half = len(todo)
+    try:
+        for t in todo[:half]:
             yield clf.classify(t)
+        got = child.result() if child is not None else None
+        child = None
+        if got is None:  # no worker, or it failed: the second half here
+            for t in todo[half:]:
+                yield clf.classify(t)
+        else:
+            for t, v in zip(todo[half:], got):  # type: ignore[call-overload]
+                yield replace(v, target=t)
+    finally:
+        if child is not None:
+            child.abandon()  # the caller stopped early (an error, Ctrl-C, a closed pipe): no worker left behind
+
+
+# A run with this many targets classifies its second half in a forked worker (bundle/forked.py) while this
+# process classifies and writes the first: each shape's evidence is made in the process that meets it first
+# (a shape in both halves twice), and the worker's verdicts come back without their targets (this process
+# has them). Below it, the fork and the pickling cost more than they save.
+SHARE_MIN_TARGETS = 2000
+
+
+def _classify_share(cluster: Cluster, targets: list[Target]) -> list[Verdict]:
+    """In the worker: the verdicts of `targets`, each without its target (the parent puts it back)."""
+    clf = Classifier(cluster)
+    return [replace(clf.classify(t), target=None) for t in targets]  # type: ignore[arg-type]
 
 
 def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,

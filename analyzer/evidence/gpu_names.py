@@ -26,10 +26,18 @@ def gpu_names(funnel: FunnelResult, cluster: Cluster) -> dict:
     asked = [r for r in funnel.facts.extended if cluster.config.is_accelerator(r)]
     out: dict = {}
     offers: dict[str, list[dict]] = {}
+    cols = cluster.columns
+    by_kind: dict[int, list[tuple[str, int]]] = {}  # the siblings read only status.capacity: once per capacity kind
     for node in nodes:
         used = cluster.usage.get(node.name) or {}
-        for r in asked:
-            for name, count in gl.siblings(r, node.capacity, cluster.config):
+        kind = int(cols.capacity_kind[cols.position[node.name]]) if cols is not None else -1
+        offered = by_kind.get(kind) if kind >= 0 else None
+        if offered is None:
+            offered = [sib for r in asked for sib in gl.siblings(r, node.capacity, cluster.config)]
+            if kind >= 0:
+                by_kind[kind] = offered
+        if offered:
+            for name, count in offered:
                 alloc = node.allocatable.get(name, 0)
                 offers.setdefault(name, []).append({"node": node.name, "capacity": count, "allocatable": alloc,
                                                     "free": max(0, alloc - used.get(name, 0))})

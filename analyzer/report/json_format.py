@@ -15,7 +15,7 @@ is written as it goes: only the distinct funnels (already held by the classifier
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 import orjson
@@ -54,28 +54,31 @@ class JsonWriter:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.count = 0
-        # id(shared object) -> (its id in the document, the object): the object is held here so its
-        # id() cannot be reused by another funnel while the document is being written.
-        self._funnels: dict[int, tuple[str, list[dict]]] = {}
-        self._fits: dict[int, tuple[str, dict, object]] = {}
+        # Shared funnels and fits are written once, keyed by their content: verdicts of one shape share one
+        # object, and a shape met in both halves of a run shared with a worker (classify.each_verdict) is
+        # two equal objects, still one entry. id(object) -> its id in the document (the object held, so the
+        # id is not reused while the document is written).
+        self._ids: dict[int, tuple[str, object]] = {}
+        self._funnels: dict[bytes, tuple[str, object]] = {}
+        self._fits: dict[bytes, tuple[str, object]] = {}
         out.write('{\n  "gpu_triage_version": ' + orjson.dumps(__version__).decode() + ',\n  "verdicts": [')
 
     def _funnel_id(self, stages: list[dict] | None) -> str | None:
-        if stages is None:
-            return None
-        known = self._funnels.get(id(stages))
-        if known is None:
-            known = self._funnels[id(stages)] = (f"f{len(self._funnels) + 1}", stages)
-        return known[0]
+        return None if stages is None else self._shared_id(stages, self._funnels, lambda: stages)
 
     def _fit_id(self, v: Verdict) -> str | None:
         fit = v.fit
-        if fit is None:
-            return None
-        known = self._fits.get(id(fit))
+        return None if fit is None else self._shared_id(fit, self._fits, fit.as_data)
+
+    def _shared_id(self, shared: object, table: dict[bytes, tuple[str, object]], doc_of: Callable[[], object]) -> str:
+        known = self._ids.get(id(shared))
         if known is None:
-            fit_doc = fit.as_data()
-            known = self._fits[id(fit)] = (f"f{len(self._fits) + 1}", fit_doc, fit)
+            doc = doc_of()
+            key = orjson.dumps(doc, default=str)
+            entry = table.get(key)
+            if entry is None:
+                entry = table[key] = (f"f{len(table) + 1}", doc)
+            known = self._ids[id(shared)] = (entry[0], shared)
         return known[0]
 
     def write(self, v: Verdict) -> None:
@@ -93,7 +96,7 @@ class JsonWriter:
         funnels = {fid: stages for fid, stages in self._funnels.values()}
         self.out.write(_indent(_dumps(funnels), "  "))
         self.out.write(',\n  "fits": ')
-        self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc, _ in self._fits.values()}), "  "))
+        self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc in self._fits.values()}), "  "))
         self.out.write("\n}\n")
 
 

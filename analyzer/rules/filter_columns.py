@@ -69,6 +69,8 @@ class _FirstFailure:
         self.undecided &= ~hit
 
     def codes(self, extra: list[np.ndarray]) -> np.ndarray:
+        if self.undecided.all():
+            return np.zeros(len(self.rule), dtype=np.int64)  # every node passes (most shapes, most terms)
         return _key_codes(np.stack([self.rule, self.which, self.value, *extra], axis=1))[0]
 
 
