@@ -7,6 +7,7 @@ scheduler message) is built once per shape too. Classification never prints: it 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Iterable, Iterator
@@ -231,7 +232,8 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     wanted = set(namespaces)
     todo = [t for t in (*cluster.pod_targets, *extra) if not wanted or t.namespace in wanted]
     half, child = len(todo), None
-    if cache and not scalar and len(todo) >= SHARE_MIN_TARGETS:
+    # Never forked beside another thread (serve's event loop): a lock it holds would stay held in the child.
+    if cache and not scalar and len(todo) >= SHARE_MIN_TARGETS and threading.active_count() == 1:
         half = len(todo) // 2
         child = forked.start(partial(_classify_share, cluster, todo[half:]))
         if child is None:

@@ -66,13 +66,22 @@ def test_a_worker_that_fails_is_redone_here(generated: Path, monkeypatch: pytest
 def test_a_run_that_stops_early_leaves_no_worker(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from analyzer.pipeline import Options, analyse, iter_verdicts
 
+    children: list = []
+    real = forked.Child
+
+    def keeping(work):
+        children.append(real(work))
+        return children[-1]
+
     with monkeypatch.context() as m:
         m.setenv(forked.ENV, "1")
         m.setattr(classify, "SHARE_MIN_TARGETS", 2)
+        m.setattr(forked, "Child", keeping)
         analysis = analyse(generated, Options(), classify=False)
         verdicts = iter_verdicts(analysis)
         next(verdicts)
         verdicts.close()  # the caller stops: the worker is ended and reaped
         analysis.bundle.close()
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)
+    assert len(children) == 1
+    with pytest.raises(ChildProcessError):  # already reaped: no such child of this process
+        os.waitpid(children[0]._pid, os.WNOHANG)
