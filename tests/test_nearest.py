@@ -115,6 +115,8 @@ def test_the_columns_give_every_verdict_what_checking_each_node_on_its_own_gives
         scalar = [v.to_dict() for v in classify_all(analysis.cluster, analysis.extra, scalar=True)]
     assert scalar == shared
     assert sum(1 for v in shared if v.get("evidence", {}).get("nearest")) >= 10
+    # the volume and inter-pod stages from their codes (rules/filter_columns.py, rules/volume_columns.py) too
+    assert {"volume-node-conflict", "pod-affinity"} <= {v["word"] for v in shared}
 
 
 def test_a_pinned_attempt_and_a_pod_of_the_same_shape_do_not_share_nearest_nodes(tmp_path):

@@ -6,9 +6,11 @@ the volume plugin as the server version writes it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.model.volumes import ZONE_LABELS
+from analyzer.model.volumes import ZONE_LABELS, Volume
 from analyzer.rules import interpod, spread
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.funnel_result import FunnelResult
@@ -16,6 +18,7 @@ from analyzer.rules.in_use import check_in_use
 from analyzer.rules.interpod import check_interpod
 from analyzer.rules.reason import Reason
 from analyzer.rules.spread import check_spread
+from analyzer.rules.volume_columns import usable_any
 from analyzer.rules.volumes import _terms_text, check_volume_topology, volume_usable
 from analyzer.rules.volumes import state as volume_state
 
@@ -52,14 +55,22 @@ def _volumes(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     nodes = cluster.nodes or []
     candidates = _candidates(funnel, "volumes")
     out = []
+    cols = cluster.columns
+
+    def usable_on(*volumes: Volume) -> list[str]:
+        if cols is not None:  # the masks the funnel judged with (rules/volume_columns.py)
+            mask = usable_any(cluster, cols, volumes)
+            return [cols.names[i] for i in np.flatnonzero(mask).tolist()]
+        return [n.name for n in nodes if any(volume_usable(v, n) for v in volumes)]
+
     for b in bound:
-        usable = [n.name for n in nodes if volume_usable(b.volume, n)]
+        usable = usable_on(b.volume)
         zones = {k: v for k, v in b.volume.labels.items() if k in ZONE_LABELS}
         out.append({"claim": b.claim.key, "volume": b.volume.name, "node_affinity": _terms_text(b.volume.terms),
                     "zone_labels": zones, "usable_on": usable[:NAMES], "usable_on_count": len(usable),
                     "candidates": candidates[:NAMES], "candidates_by_zone": _zones(cluster, candidates)})
     for d in delayed:
-        usable = sorted({n.name for v in d.candidates for n in nodes if volume_usable(v, n)})
+        usable = sorted(usable_on(*d.candidates))
         out.append({"claim": d.claim.key, "storageClassName": d.class_name, "provisioner": d.provisioner or None,
                     "available_volumes": [{"volume": v.name, "node_affinity": _terms_text(v.terms)}
                                           for v in d.candidates[:NAMES]],

@@ -24,7 +24,7 @@ import numpy as np
 from analyzer.model.columns import LabelColumn, NodeColumns
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.rules import interpod, spread
+from analyzer.rules import interpod, spread, volume_columns
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.columnar import Judged, _key_codes, columns_of, group
 from analyzer.rules.in_use import (
@@ -38,7 +38,7 @@ from analyzer.rules.in_use import (
 from analyzer.rules.interpod import check_interpod, interpod_applies
 from analyzer.rules.reason import Reason
 from analyzer.rules.spread import check_spread, spread_applies
-from analyzer.rules.volumes import check_volume_binding, check_volume_topology, check_volume_zone
+from analyzer.rules.volumes import check_volume_binding, check_volume_topology, check_volume_zone, volumes_apply
 
 CheckFn = Callable[[PodFacts, NodeView, Cluster], Reason | None]
 
@@ -198,19 +198,29 @@ def _in_use(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     return codes
 
 
+def _has_claims(pod: PodFacts, cluster: Cluster) -> bool:
+    return pod.filters is not None and bool(pod.filters.claims)
+
+
 _APPLIES: dict[CheckFn, Callable[[PodFacts, Cluster], bool]] = {
     check_interpod: interpod_applies,
     check_spread: spread_applies,
     check_in_use: in_use_applies,
+    check_volume_topology: volumes_apply,
+    check_volume_binding: _has_claims,
+    check_volume_zone: _has_claims,
 }
 _VECTOR: dict[CheckFn, Callable[[PodFacts, Cluster], np.ndarray | None]] = {
     check_interpod: interpod_codes,
     check_spread: spread_codes,
     check_ports: ports_codes,
     check_in_use: _in_use,
+    check_volume_topology: volume_columns.topology_codes,
+    check_volume_binding: volume_columns.binding_codes,
+    check_volume_zone: volume_columns.zone_codes,
 }
 # Judged node by node, and only for pods with claims (the checks return None for every other pod).
-_BY_NODE = (check_rwop, check_volume_limits, check_volume_binding, check_volume_zone, check_volume_topology)
+_BY_NODE = (check_rwop, check_volume_limits)
 
 
 def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
