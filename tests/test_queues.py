@@ -173,12 +173,6 @@ def test_lending_and_borrowing_limits_bound_what_the_cohort_gives(tmp_path):
     assert v.word == w.QUEUE_QUOTA and "3 more needed" in v.reason
 
 
-def test_workload_admitted_by_borrowing_is_not_a_target_once_scheduled():
-    # Both sweeps are admitted and Running: their pods are not targets whatever the queue's borrowing.
-    got = verdicts(QUOTA)
-    assert "team-a/sweep-lr-1e4-58l7v" not in got and "team-a/job/sweep-lr-1e4" not in got
-
-
 # -- flavors ruled out by the pod's selector or tolerations ------------------------------------------------
 
 def test_every_flavor_ruled_out_by_node_labels_is_selector_mismatch(tmp_path):
@@ -248,9 +242,14 @@ def test_kueue_gate_in_a_bundle_without_kueue_files_names_them(tmp_path):
 
 # -- Volcano ----------------------------------------------------------------------------------------------------
 
-def _volcano(root: Path, *, members: int, min_member: int, phase: str, capability: str, state: str = "Open") -> None:
-    """The recording's pending pod made a Volcano gang member (Kueue's gate and labels removed)."""
+def _volcano(root: Path, *, members: int, min_member: int, phase: str, capability: str, state: str = "Open",
+             running: int = 0) -> None:
+    """The recording's pending pod made a Volcano gang member (Kueue's gate and labels removed); `running`: that
+    many of the two Running sweep pods (4 GPUs each, one per DGX node) are members already placed."""
     def pods(items):
+        for p in items:
+            if p["metadata"]["name"] in ("sweep-lr-1e4-58l7v", "sweep-lr-3e4-9mshm")[:running]:
+                p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "pg-train"}
         base = next(p for p in items if p["metadata"]["name"] == "train-resnet50")
         items.remove(base)
         for i in range(members):
@@ -267,7 +266,7 @@ def _volcano(root: Path, *, members: int, min_member: int, phase: str, capabilit
         {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
          "metadata": {"name": "pg-train", "namespace": "team-a"},
          "spec": {"minMember": min_member, "queue": "research", "minResources": {"nvidia.com/gpu": str(4 * min_member)}},
-         "status": {"phase": phase}}]}))
+         "status": {"phase": phase, **({"running": running} if running else {})}}]}))
     (root / "queues.scheduling.volcano.sh.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
          "spec": {"capability": {"nvidia.com/gpu": capability}}, "status": {"state": state}}]}))
@@ -290,11 +289,31 @@ def test_volcano_closed_queue_is_misconfigured(tmp_path):
 def test_volcano_gang_that_does_not_fit_at_once_is_exhausted(tmp_path):
     root = copy(tmp_path)
     # Each member asks 4 GPUs; the two DGX nodes have 4 free each: any one fits, three at once do not.
-    _volcano(root, members=3, min_member=3, phase="Inqueue", capability="32")
+    _volcano(root, members=3, min_member=3, phase="Pending", capability="32")
     got = verdicts(root)
     for i in range(3):
         v = got[f"team-a/gang-{i}"]
         assert v.word == w.EXHAUSTED and "2 of 3 members fit now" in v.reason
+        assert v.evidence["gang"]["placed"] == 0
+
+
+def test_running_gang_needs_only_the_members_not_yet_placed(tmp_path):
+    root = copy(tmp_path)
+    # minMember 4, two members Running (status.running 2): the two still needed fit, one per DGX node.
+    _volcano(root, members=2, min_member=4, phase="Running", capability="32", running=2)
+    got = verdicts(root)
+    for i in range(2):
+        assert got[f"team-a/gang-{i}"].word != w.EXHAUSTED and "gang" not in got[f"team-a/gang-{i}"].evidence
+
+
+def test_running_gang_whose_remaining_members_do_not_fit_is_exhausted_naming_the_placed(tmp_path):
+    root = copy(tmp_path)
+    # minMember 5, two placed: three still needed, two fit.
+    _volcano(root, members=3, min_member=5, phase="Running", capability="32", running=2)
+    v = verdicts(root)["team-a/gang-0"]
+    assert v.word == w.EXHAUSTED
+    assert "2 of 3 members fit now (2 of minMember 5 already placed)" in v.reason
+    assert (v.evidence["gang"]["placed"], v.evidence["gang"]["needed_now"]) == (2, 3)
 
 
 def test_nodes_and_report_show_the_queue_table_on_the_real_kueue_recording():
@@ -313,3 +332,64 @@ def test_nodes_and_report_show_the_queue_table_on_the_real_kueue_recording():
     page = run_cli("report", bundle, "-o", "markdown", "--file", "-").stdout
     assert "## Queues" in page and "| gpu-cluster-queue |  | a100 | nvidia.com/gpu | 8 | **8** |" in page
     assert "Kueue ClusterQueues" not in run_cli("nodes", RECORDINGS / "lab-seven-states-v1.36").stdout  # no Kueue: no table
+
+
+def test_workload_admitted_by_borrowing_from_the_cohort_is_not_a_target_and_the_table_shows_the_loan(tmp_path):
+    """Kueue v0.19 admitted train-resnet50 (4 GPUs) into gpu-cluster-queue, whose 8 nominal GPUs the two sweeps
+    already hold, by borrowing 4 from ClusterQueue spare in cohort research (8 nominal, nothing used); Kueue then
+    ungated its pod (adding flavor a100's nodeLabels to its nodeSelector) and the scheduler bound it."""
+    from helpers import run_cli
+
+    root = copy(tmp_path)
+
+    def borrowed(items):
+        cq = items[0]
+        cq["spec"]["cohortName"] = "research"
+        spare = json.loads(json.dumps(cq))
+        spare["metadata"].update(name="spare", uid="0b7c3f4e-5d6a-4e8b-9c0d-1e2f3a4b5c6d")
+        cq["status"].update(admittedWorkloads=3, reservingWorkloads=3, pendingWorkloads=0)
+        for key in ("flavorsReservation", "flavorsUsage"):
+            cq["status"][key] = [{"name": "a100", "resources": [
+                {"borrowed": "0", "name": "cpu", "total": "32"}, {"borrowed": "0", "name": "memory", "total": "256Gi"},
+                {"borrowed": "4", "name": "nvidia.com/gpu", "total": "12"}]}]
+        spare["status"].update(admittedWorkloads=0, reservingWorkloads=0, pendingWorkloads=0)
+        for key in ("flavorsReservation", "flavorsUsage"):
+            spare["status"][key] = [{"name": "a100", "resources": [
+                {"borrowed": "0", "name": r, "total": "0"} for r in ("cpu", "memory", "nvidia.com/gpu")]}]
+        items.append(spare)
+
+    def admit(items):
+        wl = pending_workload(items)
+        at = wl["status"]["conditions"][0]["lastTransitionTime"]
+        wl["status"] = {
+            "admission": {"clusterQueue": "gpu-cluster-queue", "podSetAssignments": [{
+                "count": 1, "flavors": {"cpu": "a100", "memory": "a100", "nvidia.com/gpu": "a100"}, "name": "main",
+                "resourceUsage": {"cpu": "16", "memory": "128Gi", "nvidia.com/gpu": "4"}}]},
+            "conditions": [
+                {"lastTransitionTime": at, "message": "All pods reached readiness and the workload is running",
+                 "observedGeneration": 1, "reason": "Started", "status": "True", "type": "PodsReady"},
+                {"lastTransitionTime": at, "message": "Quota reserved in ClusterQueue gpu-cluster-queue",
+                 "observedGeneration": 1, "reason": "QuotaReserved", "status": "True", "type": "QuotaReserved"},
+                {"lastTransitionTime": at, "message": "The workload is admitted", "observedGeneration": 1,
+                 "reason": "Admitted", "status": "True", "type": "Admitted"}]}
+
+    def schedule(items):
+        pod = next(p for p in items if p["metadata"]["name"] == "train-resnet50")
+        pod["spec"].pop("schedulingGates")
+        pod["spec"]["nodeSelector"] = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+        pod["spec"]["nodeName"] = "dgx-a100-01"  # beside sweep-lr-1e4 (4 of its 8 GPUs)
+        at = pod["status"]["conditions"][0]["lastTransitionTime"]
+        pod["status"] = {"phase": "Running", "conditions": [
+            {"lastProbeTime": None, "lastTransitionTime": at, "status": "True", "type": "PodScheduled"}]}
+
+    edit(root, CQ, borrowed)
+    edit(root, WL, admit)
+    edit(root, "pods.json", schedule)
+    assert PENDING not in verdicts(root)  # admitted, ungated, bound: not a target
+    rows = {r["cluster_queue"]: r for r in json.loads(run_cli("nodes", root, "-o", "json").stdout)["queues"]}
+    loan = rows["gpu-cluster-queue"]
+    assert (loan["cohort"], loan["nominal"], loan["reserved"], loan["borrowed"], loan["waiting"]) == ("research", 8, 12, 4, 0)
+    assert loan["reserved_by"].count("(4)") == 3
+    assert (rows["spare"]["reserved"], rows["spare"]["borrowed"]) == (0, 0)
+    page = run_cli("report", root, "-o", "markdown", "--file", "-").stdout
+    assert "| gpu-cluster-queue | research | a100 | nvidia.com/gpu | 8 | 12 | 4 |" in page

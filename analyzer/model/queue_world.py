@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from analyzer.bundle.validation import Loaded
 from analyzer.model.queue_quota import QuotaTree, reservations
@@ -17,6 +17,7 @@ class QueueWorld:
     kueue: Kueue
     tree: QuotaTree
     volcano: Volcano
+    memo: dict = field(default_factory=dict, compare=False)  # rules' results per Workload: its pods share them
 
     @property
     def findings(self) -> list[tuple[str, str, str]]:

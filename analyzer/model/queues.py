@@ -131,6 +131,7 @@ class Kueue:
 
     workloads: list[Workload] = field(default_factory=list)
     by_owner: dict[tuple[str, str, str], list[Workload]] = field(default_factory=dict)  # (ns, kind, name)
+    by_key: dict[tuple[str, str], Workload] = field(default_factory=dict)  # (ns, name)
     local_queues: dict[tuple[str, str], LocalQueue] = field(default_factory=dict)
     cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
     flavors: dict[str, Flavor] = field(default_factory=dict)
@@ -245,6 +246,7 @@ def build_kueue(loaded: Loaded) -> Kueue:
     def workload(item: dict, path: str) -> None:
         w = _workload(item, path)
         k.workloads.append(w)
+        k.by_key[(w.namespace, w.name)] = w
         for _, kind, name, _ in w.owners:
             k.by_owner.setdefault((w.namespace, kind, name), []).append(w)
 

@@ -37,6 +37,7 @@ class PodGroup:
     min_resources: dict[str, int]
     phase: str
     message: str  # the newest condition's message (Volcano's own words)
+    placed: int  # status.running + status.succeeded: members Volcano counts toward minMember
     source: str
 
 
@@ -59,6 +60,7 @@ class Volcano:
     jobs: list[VolcanoJob] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (file, JSON path, what is wrong)
+    bound_waiting: dict[tuple[str, str], int] | None = None  # (ns, PodGroup) -> members bound, not started (lazy)
 
 
 def group_name(annotations: dict) -> str:
@@ -93,6 +95,7 @@ def build_volcano(loaded: Loaded) -> Volcano:
                         namespace=meta["namespace"], name=meta["name"], queue=str(spec.get("queue") or DEFAULT_QUEUE),
                         min_member=int(spec.get("minMember") or 0), min_resources=_units(spec.get("minResources")),
                         phase=str(status.get("phase") or "Pending"),
+                        placed=int(status.get("running") or 0) + int(status.get("succeeded") or 0),
                         message=str(conditions[-1].get("message") or "") if conditions else "", source=path)
                 else:
                     tasks = spec.get("tasks") or []

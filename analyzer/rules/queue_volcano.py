@@ -3,7 +3,9 @@
 Enqueue (volcano v1.15 pkg/scheduler/plugins/capacity/capacity.go jobEnqueueable): minResources + what the
 queue has allocated must stay within its capability, else `queue resource quota insufficient: insufficient
 <resource>`; a Closed (or missing) Queue takes nothing. The gang (plugins/gang/gang.go): minMember pods are
-placed at once or not at all (`%v/%v tasks in gang unschedulable: %v`).
+placed at once or not at all (`%v/%v tasks in gang unschedulable: %v`); members already placed count toward
+minMember (job_info.go ReadyTaskNum: Bound, Binding, Running, Allocated and Succeeded tasks), so only the rest
+must fit together.
 """
 
 from __future__ import annotations
@@ -84,21 +86,38 @@ def _members_fit(case: Case, cluster: Cluster) -> int:
     return total
 
 
+def _placed(pg: PodGroup, cluster: Cluster) -> int:
+    """Members Volcano counts as ready: Running and Succeeded (the PodGroup's status) plus members bound to a
+    node that have not started yet (targets with a node, which status.running does not count)."""
+    v = cluster.queues.volcano if cluster.queues is not None else None
+    if v is None:
+        return pg.placed
+    if v.bound_waiting is None:  # once per bundle, not per member
+        v.bound_waiting = {}
+        for t in cluster.pod_targets:
+            group = t.queue_hints.get("group-name")
+            if group and t.node_name and t.phase not in ("Running", "Succeeded", "Failed"):
+                v.bound_waiting[(t.namespace, group)] = v.bound_waiting.get((t.namespace, group), 0) + 1
+    return pg.placed + v.bound_waiting.get((pg.namespace, pg.name), 0)
+
+
 def gang(case: Case) -> Decision | None:
-    """After the funnel left nodes for one member: do minMember of them fit at once?"""
+    """After the funnel left nodes for one member: do the members still needed fit at once?"""
     world, t = case.cluster.queues, case.target
     if world is None or t.kind != "Pod" or not t.queue_hints.get("group-name"):
         return None
     pg = _group(case, world)
-    if pg is None or pg.min_member <= 1 or pg.phase not in ("Pending", "Inqueue", ""):
+    if pg is None or pg.min_member <= 1 or pg.phase == "Completed":
         return None
-    # A Pending PodGroup has no member placed yet: all minMember must fit together (Volcano's gang).
-    needed = pg.min_member
+    placed = _placed(pg, case.cluster)
+    needed = pg.min_member - placed
+    if needed <= 0:
+        return None  # the gang is whole: each further member is judged alone
     fit = _members_fit(case, case.cluster)
     if fit >= needed:
         return None
-    case.evidence["gang"] = {"podGroup": f"{pg.namespace}/{pg.name}", "minMember": pg.min_member,
+    case.evidence["gang"] = {"podGroup": f"{pg.namespace}/{pg.name}", "minMember": pg.min_member, "placed": placed,
                              "needed_now": needed, "fit_now": fit}
-    return Decision(word=words.EXHAUSTED, reason=f"gang {pg.name}: {fit} of {needed} members fit now "
-                                                 f"(minMember {pg.min_member}; placed all at once or not at all)")
-
+    held = (f"{placed} of minMember {pg.min_member} already placed" if placed
+            else f"minMember {pg.min_member}; placed all at once or not at all")
+    return Decision(word=words.EXHAUSTED, reason=f"gang {pg.name}: {fit} of {needed} members fit now ({held})")

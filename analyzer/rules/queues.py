@@ -41,7 +41,7 @@ def _workload(case: Case, world: QueueWorld) -> Workload | None:
     t = case.target
     if t.workload:
         ns, _, name = t.workload.partition("/")
-        return next((w for w in world.kueue.workloads if w.namespace == ns and w.name == name), None)
+        return world.kueue.by_key.get((ns, name))
     if t.kind == "Pod":
         return world.kueue.workload_of(t.namespace, "Pod", t.name)
     return None
@@ -112,8 +112,10 @@ def decide(case: Case) -> Decision | None:
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"quota reserved in ClusterQueue {w.cluster_queue or cq.name}; waiting for admission "
                                f"check(s) " + ", ".join(f"{n} ({s or 'Pending'})" for n, s, _ in pending or w.checks))
-    outcomes = assign(w, cq, k.flavors, world.tree)
-    failed = next((o for o in outcomes if o.failed), None)
+    key = (w.key, cq.name)
+    if key not in world.memo:  # every pod of a group asks the same of the same queue
+        world.memo[key] = next((o for o in assign(w, cq, k.flavors, world.tree) if o.failed), None)
+    failed = world.memo[key]
     if failed is None:
         ev["rebuilt"] = None
         return None  # by the bundle the queue would admit it now: Kueue has not yet; later rows judge it
@@ -139,7 +141,10 @@ def _quota_decision(ev: dict, ps: PodSetOutcome, world: QueueWorld) -> Decision:
     _compare(ev)
     if ps.uncovered:
         return Decision(word=words.QUEUE_MISCONFIGURED, reason=ev["rebuilt"])
-    ev["flavors"] = [_flavor_evidence(t, ev.get("clusterQueue", ""), world) for t in ps.tries]
+    key = ("flavors", id(ps))
+    if key not in world.memo:
+        world.memo[key] = [_flavor_evidence(t, ev.get("clusterQueue", ""), world) for t in ps.tries]
+    ev["flavors"] = world.memo[key]
     if ps.tries and all(t.ruled_out for t in ps.tries):
         names = ", ".join(t.flavor for t in ps.tries)
         if not any(t.selector_ok for t in ps.tries):

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields (issue 10's cliff)")
     ap.add_argument("--diverse", action="store_true",
                     help="also hundreds of distinct pending shapes, most with hundreds of candidates (bundlegen/diverse.py)")
+    ap.add_argument("--kueue", action="store_true",
+                    help="a fifth of the pods held by Kueue, with its queues and workloads (scripts/generate_kueue.py)")
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     ap.add_argument("--node-side", action="store_true",
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.force:
             print(f"generate_bundle: {out} exists and is not empty (use --force to replace it)", file=sys.stderr)
             return 2
-    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse)
+    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse, kueue=args.kueue)
     gen.build()
     t_built = time.perf_counter()
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
@@ -51,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         Writer(gen, tmp).write_all()
         from generate_filters import add_filters  # volumes, inter-pod terms, spread, host ports
         add_filters(tmp, args.seed, gen.claim_plan)
+        if args.kueue:
+            from generate_kueue import add_kueue
+            add_kueue(tmp, gen)
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are

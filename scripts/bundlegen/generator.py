@@ -12,18 +12,21 @@ from bundlegen.diverse import Diverse
 from bundlegen.events import Events
 from bundlegen.filling import Filling
 from bundlegen.filters_scenarios import FilterScenarios
+from bundlegen.kueue import KueuePods
 from bundlegen.model import TERMINATED_STATES, Pod, Shape, Workload, scheduler_message
 from bundlegen.pools import Node, make_pools
 from bundlegen.scenarios import Scenarios
 
 
-class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse):
-    def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False) -> None:
+class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse, KueuePods):
+    def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False,
+                 kueue: bool = False) -> None:
         if n_nodes < 16:
             raise SystemExit("generate_bundle: --nodes must be at least 16 (every pool and special node needs one)")
         self.N = n_nodes
         self.M = n_pods
         self.diverse = diverse
+        self.kueue = kueue
         self.seed = str(seed)
         self.rng = random.Random(seed)
         self.pending_pct = pending_pct
@@ -293,8 +296,10 @@ class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse):
             raise SystemExit(f"generate_bundle: --pods {self.M} is too many for --nodes {self.N} (more than ~85 pods per CPU node)")
         finished = self.finished_jobs(int(left * 0.10))
         diverse = self.diverse_budget()
-        self.fill_cpu(self.M - len(self.pods) - diverse)
+        kueue = self.kueue_budget()
+        self.fill_cpu(self.M - len(self.pods) - diverse - kueue)
         self.make_diverse(diverse)  # pending: they hold nothing, and are judged in the final world
+        self.make_kueue(kueue)  # gated: they hold nothing either
         assert len(self.pods) == self.M, (len(self.pods), self.M)
         # The scheduler's messages, from the final world (a message that claims "exact" and finds a node
         # that fits is a design error and raises).
