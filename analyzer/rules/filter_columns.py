@@ -174,12 +174,12 @@ def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Clu
     return group(at, mine, reason, lazy=True)
 
 
-def scalar_codes(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray:
-    """Node by node, each distinct Reason one code: the volume checks, asked only for pods with claims."""
-    nodes = cluster.nodes or []
-    ids: dict[Reason, int] = {}
-    return np.array([0 if (r := check(pod, node, cluster)) is None else ids.setdefault(r, len(ids) + 1) for node in nodes],
-                    dtype=np.int64)
+def _rwop(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
+    """check_rwop: a ReadWriteOncePod claim in use fails every node alike (the count is cluster-wide)."""
+    cols, nodes = cluster.columns, cluster.nodes or []
+    if cols is None:
+        return None
+    return np.full(cols.n, 1 if nodes and check_rwop(pod, nodes[0], cluster) is not None else 0, dtype=np.int64)
 
 
 def _in_use(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
@@ -193,8 +193,9 @@ def _in_use(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     if len(nodes) and check_rwop(pod, nodes[0], cluster) is not None:
         codes[codes == 0] = -1
     elif pod.filters is not None and pod.filters.claims:
-        limits = scalar_codes(check_volume_limits, pod, cluster)
-        codes = np.where((codes == 0) & (limits > 0), -1 - limits, codes)
+        limits = volume_columns.limit_codes(pod, cluster)
+        if limits is not None:
+            codes = np.where((codes == 0) & (limits > 0), -1 - limits, codes)
     return codes
 
 
@@ -209,6 +210,8 @@ _APPLIES: dict[CheckFn, Callable[[PodFacts, Cluster], bool]] = {
     check_volume_topology: volumes_apply,
     check_volume_binding: _has_claims,
     check_volume_zone: _has_claims,
+    check_volume_limits: _has_claims,
+    check_rwop: _has_claims,
 }
 _VECTOR: dict[CheckFn, Callable[[PodFacts, Cluster], np.ndarray | None]] = {
     check_interpod: interpod_codes,
@@ -218,15 +221,15 @@ _VECTOR: dict[CheckFn, Callable[[PodFacts, Cluster], np.ndarray | None]] = {
     check_volume_topology: volume_columns.topology_codes,
     check_volume_binding: volume_columns.binding_codes,
     check_volume_zone: volume_columns.zone_codes,
+    check_volume_limits: volume_columns.limit_codes,
+    check_rwop: _rwop,
 }
-# Judged node by node, and only for pods with claims (the checks return None for every other pod).
-_BY_NODE = (check_rwop, check_volume_limits)
 
 
 def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     """The codes of one of the filters after fit (and of host ports) over every node, made once per pod shape;
     None when the bundle has no columns or the check is not one of these."""
-    if cluster.columns is None or (check not in _VECTOR and check not in _BY_NODE):
+    if cluster.columns is None or check not in _VECTOR:
         return None
     memo: dict = pod.__dict__.setdefault("_filter_codes", {})
     found = memo.get(check)
@@ -234,12 +237,8 @@ def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | No
         applies = _APPLIES.get(check)
         if applies is not None and not applies(pod, cluster):
             found = np.zeros(cluster.columns.n, dtype=np.int64)
-        elif check in _VECTOR:
-            found = _VECTOR[check](pod, cluster)
-        elif pod.filters is None or not pod.filters.claims:
-            found = np.zeros(cluster.columns.n, dtype=np.int64)
         else:
-            found = scalar_codes(check, pod, cluster)
+            found = _VECTOR[check](pod, cluster)
         memo[check] = found
     return found
 
