@@ -170,13 +170,16 @@ def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
     rows = []
     for r in t.resources:
         holders = reserved[(t.flavor, r.resource)].workloads if (t.flavor, r.resource) in reserved else ()
+        # The workloads are named for what is short (who to ask to give it back); for the rest, how many hold
+        # some: 15,000 waiting workloads each naming 20 holders of cpu and memory were 60 MB of -o json.
+        named = holders[:MAX_HOLDERS] if r.problem else ()
         rows.append({"resource": r.resource, "asked": format_units(r.resource, r.asked),
                      "nominal": format_units(r.resource, r.nominal),
                      "borrowing_limit": None if r.borrowing_limit is None else format_units(r.resource, r.borrowing_limit),
                      "reserved": format_units(r.resource, r.reserved), "free": format_units(r.resource, r.free),
                      "most": format_units(r.resource, r.most), "short": r.problem or None,
-                     "reserved_by": [f"{name} ({format_units(r.resource, u)})" for name, u in holders[:MAX_HOLDERS]],
-                     "reserved_by_more": max(0, len(holders) - MAX_HOLDERS)})
+                     "reserved_by": [f"{name} ({format_units(r.resource, u)})" for name, u in named],
+                     "reserved_by_more": len(holders) - len(named)})
     out["resources"] = rows
     return out
 
