@@ -29,6 +29,8 @@ def old_shape(doc: dict) -> list[dict]:
                 old["fit"] = fit["rows"] if fit else None
                 old["fragmented"] = fit["fragmented"] if fit else None
                 old["too_large"] = fit["too_large"] if fit else None
+            elif k == "evidence" and isinstance(value.get("queue"), str):
+                old[k] = {**value, "queue": doc["queues"][value["queue"]]}
             else:
                 old[k] = value
         verdicts.append(old)

@@ -2,12 +2,14 @@
 
 Shape (schemas/verdicts.schema.json):
 
-    {"gpu_triage_version": "0.1.0", "verdicts": [ {..., "funnel": "f1", "fit": "f1", ...}, ... ],
+    {"gpu_triage_version": "0.1.0", "verdicts": [ {..., "funnel": "f1", "fit": "f1", "evidence": {"queue": "q1"}}, ... ],
      "funnels": {"f1": [ {"stage", "nodes_in", "nodes_out", "removed": [{"reason", "count", "nodes", "more"}]} ]},
-     "fits": {"f1": {"rows": [...], "fragmented": bool, "too_large": [...]}}}
+     "fits": {"f1": {"rows": [...], "fragmented": bool, "too_large": [...]}},
+     "queues": {"q1": {"system", "workload", "clusterQueue", "flavors": [...], ...}}}
 
 Pods of one shape share one funnel (classify.py builds it once per shape), so each distinct funnel and
-fit is written once, after the verdicts that name it; a verdict's "funnel"/"fit" is that id or null.
+fit is written once, after the verdicts that name it; a verdict's "funnel"/"fit" is that id or null. A queue's
+evidence (its chain, flavors, what is reserved and by whom) is written once per distinct chain the same way.
 Removed nodes come grouped by reason with their count and at most 20 names (every name for
 `why -o json`), "more" saying how many are not named: the classifier builds them so (classify.NODE_LIMIT). The verdicts array
 is written as it goes: only the distinct funnels (already held by the classifier) wait for the end.
@@ -61,6 +63,7 @@ class JsonWriter:
         self._ids: dict[int, tuple[str, object]] = {}
         self._funnels: dict[bytes, tuple[str, object]] = {}
         self._fits: dict[bytes, tuple[str, object]] = {}
+        self._queues: dict[bytes, tuple[str, object]] = {}  # a workload's queue chain: its pods share one
         out.write('{\n  "gpu_triage_version": ' + orjson.dumps(__version__).decode() + ',\n  "verdicts": [')
 
     def _funnel_id(self, stages: list[dict] | None) -> str | None:
@@ -70,14 +73,15 @@ class JsonWriter:
         fit = v.fit
         return None if fit is None else self._shared_id(fit, self._fits, fit.as_data)
 
-    def _shared_id(self, shared: object, table: dict[bytes, tuple[str, object]], doc_of: Callable[[], object]) -> str:
+    def _shared_id(self, shared: object, table: dict[bytes, tuple[str, object]], doc_of: Callable[[], object],
+                   prefix: str = "f") -> str:
         known = self._ids.get(id(shared))
         if known is None:
             doc = doc_of()
             key = orjson.dumps(doc, default=str)
             entry = table.get(key)
             if entry is None:
-                entry = table[key] = (f"f{len(table) + 1}", doc)
+                entry = table[key] = (f"{prefix}{len(table) + 1}", doc)
             known = self._ids[id(shared)] = (entry[0], shared)
         return known[0]
 
@@ -85,6 +89,9 @@ class JsonWriter:
         d = v.to_dict()
         d["funnel"] = self._funnel_id(v.funnel)
         d["fit"] = self._fit_id(v)
+        queue = v.evidence.get("queue")
+        if isinstance(queue, dict):  # written once in `queues`: 15,000 pods of one ClusterQueue name it by id
+            d["evidence"] = {**d["evidence"], "queue": self._shared_id(queue, self._queues, lambda: queue, "q")}
         del d["fragmented"], d["too_large"]  # in the fit they belong to
         self.out.write(",\n    " if self.count else "\n    ")
         self.out.write(_indent(_dumps(d), "    "))
@@ -97,6 +104,8 @@ class JsonWriter:
         self.out.write(_indent(_dumps(funnels), "  "))
         self.out.write(',\n  "fits": ')
         self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc in self._fits.values()}), "  "))
+        self.out.write(',\n  "queues": ')
+        self.out.write(_indent(_dumps({qid: chain for qid, chain in self._queues.values()}), "  "))
         self.out.write("\n}\n")
 
 
