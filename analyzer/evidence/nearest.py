@@ -172,7 +172,8 @@ class Nearest:
             full = key + (pod.filters_key,) + ((pod.node_selector, pod.affinity) if pod.filters.spread else ())
             found = self._failures.get(full)
             if found is None:
-                found = self._failures[full] = self._scalar_filters(pod, key) if self.scalar else self._filters(pod)
+                by_node = self.scalar or self.cluster.columns is None
+                found = self._failures[full] = self._scalar_filters(pod, key) if by_node else self._filters(pod)
             return found
         found = self._failures.get(key)
         if found is None:
@@ -202,7 +203,7 @@ class Nearest:
         rank = np.zeros(len(count), dtype=np.int64)
         for check, check_rank in FILTER_RANKS:
             codes = codes_of(check, pod, self.cluster)
-            assert codes is not None  # the columns exist: _all's callers go through the same cluster
+            assert codes is not None  # _all asks only when the bundle has node columns
             failing = codes != 0
             extra += failing
             rank[failing] = check_rank
