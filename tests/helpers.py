@@ -118,3 +118,10 @@ def generate(out: Path, *, nodes: int, pods: int, seed: int, truth: Path | None 
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr
     return out
+
+
+def generate_with_truth(root: Path, option: str) -> tuple[Path, Path]:
+    """A small generated bundle (40 nodes, 600 pods, seed 3) with one of the generator's worlds (`--dra`,
+    `--kueue` …) and its `--truth` file: (bundle, truth)."""
+    truth = root / "truth.tsv"
+    return generate(root / "b", nodes=40, pods=600, seed=3, truth=truth, extra=(option,)), truth

@@ -7,15 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import generate, run_cli
+from helpers import generate_with_truth, run_cli
 
 
 
 @pytest.fixture(scope="module")
 def dra_bundle(tmp_path_factory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("gen-dra")
-    bundle = generate(root / "b", nodes=40, pods=600, seed=3, truth=root / "truth.tsv", extra=("--dra",))
-    return bundle, root / "truth.tsv"
+    return generate_with_truth(tmp_path_factory.mktemp("gen-dra"), "--dra")
 
 
 def test_dra_targets_cover_the_claim_words_and_the_analyzer_answers_exactly_the_truth(dra_bundle):

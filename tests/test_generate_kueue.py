@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import generate, run_cli
+from helpers import generate_with_truth, run_cli
 
 from analyzer.bundle.catalog import KUEUE
 
@@ -17,9 +17,7 @@ GATE = "kueue.x-k8s.io/admission"
 
 @pytest.fixture(scope="module")
 def kueue_bundle(tmp_path_factory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("gen-kueue")
-    bundle = generate(root / "b", nodes=40, pods=600, seed=3, truth=root / "truth.tsv", extra=("--kueue",))
-    return bundle, root / "truth.tsv"
+    return generate_with_truth(tmp_path_factory.mktemp("gen-kueue"), "--kueue")
 
 
 def test_every_queue_target_gets_its_truth_word_and_kueue_agrees(kueue_bundle):
@@ -73,6 +71,6 @@ def test_queue_table_shows_the_borrowing_training_queue(kueue_bundle):
 
 def test_same_seed_same_kueue_objects(kueue_bundle, tmp_path):
     bundle, _ = kueue_bundle
-    again = generate(tmp_path / "b", nodes=40, pods=600, seed=3, extra=("--kueue",))
+    again, _ = generate_with_truth(tmp_path, "--kueue")
     for name in KUEUE:
         assert (again / f"{name}.json").read_bytes() == (bundle / f"{name}.json").read_bytes()
