@@ -234,7 +234,7 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     half, child = len(todo), None
     # Never forked beside another thread (serve's event loop): a lock it holds would stay held in the child.
     if cache and not scalar and len(todo) >= SHARE_MIN_TARGETS and threading.active_count() == 1:
-        half = len(todo) // 2
+        half = int(len(todo) * CLASSIFY_PARENT_SHARE)
         child = forked.start(partial(_classify_share, cluster, todo[half:]))
         if child is None:
             half = len(todo)
@@ -259,6 +259,9 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
 # (a shape in both halves twice), and the worker's verdicts come back without their targets (this process
 # has them). Below it, the fork and the pickling cost more than they save.
 SHARE_MIN_TARGETS = 2000
+# The worker's share is the smaller: it makes again what this process made before the fork would have shared
+# (the bundle-wide memos of the inter-pod and volume checks), and this process writes as it goes.
+CLASSIFY_PARENT_SHARE = 0.55
 
 
 def _classify_share(cluster: Cluster, targets: list[Target]) -> list[Verdict]:

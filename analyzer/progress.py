@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TypeVar
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 T = TypeVar("T")
 DELAY = 1.0
@@ -39,6 +39,10 @@ class ProgressLine:
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         if enabled:
+            # rich only when a line may be drawn: its import is a tenth of a short run's start
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             self._bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[rate]} items/s"), TimeElapsedColumn(),
                                  console=Console(stderr=True), transient=True, disable=False,

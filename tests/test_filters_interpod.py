@@ -6,6 +6,8 @@ podtopologyspread/filtering.go, nodeports/node_ports.go."""
 
 from __future__ import annotations
 
+import copy
+
 from filter_fixtures import (
     ANTI,
     add,
@@ -80,6 +82,35 @@ def test_an_existing_pods_anti_affinity_against_this_pod(tmp_path):
     v = judge(recording(tmp_path, ANTI, edit={"pods": existing}), KEY)
     assert v.word == "pod-affinity"
     assert "2 node(s) didn't satisfy existing pods anti-affinity rules" in v.scheduler["rebuilt"]
+
+
+def test_pods_alike_but_for_labels_no_term_reads_share_a_funnel_and_answer_as_each_alone(tmp_path):
+    # The funnel is keyed on what the checks read: the existing anti-affinity terms that match the pod, not its
+    # labels. Pods of other teams share one funnel; the one an existing term matches gets its own, and every
+    # verdict is what classifying each pod alone gives (cache=False).
+    from analyzer.classify import classify_all
+    from analyzer.pipeline import Options, analyse
+
+    def existing(pods):
+        for name in ("trainer-1", "trainer-2"):
+            pod_named(pods, name)["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"team": "red"}}, "topologyKey": ZONE}]}}
+        base = pod_named(pods, "trainer-3")
+        _no_rules(base)
+        for team in ("red", "blue", "green"):
+            p = copy.deepcopy(base)
+            p["metadata"].update(name=f"eval-{team}", uid=f"uid-eval-{team}", labels={"team": team, "run": team})
+            pods.append(p)
+        return pods
+    path = recording(tmp_path, ANTI, edit={"pods": existing})
+    analysis = analyse(path, Options())
+    with analysis.bundle:
+        shared = {v.target.key: v.to_dict() for v in analysis.verdicts}
+        alone = {v.target.key: v.to_dict() for v in classify_all(analysis.cluster, analysis.extra, cache=False)}
+    assert shared == alone
+    red, blue, green = (judge(path, f"lab/eval-{team}") for team in ("red", "blue", "green"))
+    assert red.word == "pod-affinity" and blue.word == green.word == "fits-now"
+    assert "lab/trainer-1" in str(red.evidence)  # an existing pod whose term forbids its zone
 
 
 def _spread(key: str = ZONE, **extra):

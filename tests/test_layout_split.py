@@ -72,3 +72,32 @@ def test_compact_json_is_not_the_layout_and_answers_the_same(tmp_path: Path, mon
     _write(bundle, _pods(bundle), indent=None)
     assert layout_split((bundle / "pods.json").read_bytes(), ("apiVersion", "kind", "metadata")) is None
     assert _same(monkeypatch, bundle)["verdicts"]
+
+
+@pytest.mark.parametrize("upto", [0.0, 0.3, 0.5, 0.99, 1.0])
+def test_a_split_stopped_part_way_finds_the_same_items_when_completed(upto: float) -> None:
+    # The worker process finds the items after the stop itself; together they must be the whole split.
+    data = (LAB / "pods.json").read_bytes()
+    whole = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
+    envelope, part = layout_split(data, ("apiVersion", "kind", "metadata"), upto)
+    before = len(part)
+    assert before <= len(whole) and [part[i] for i in range(before)] == [whole[i] for i in range(before)]
+    part.complete()
+    assert not part.partial and part.covered() == 1.0
+    assert (part.starts, part.ends) == (whole.starts, whole.ends)
+
+
+def test_the_checksum_paused_for_a_fork_is_the_files_sha256() -> None:
+    import hashlib
+
+    from analyzer.bundle.checksum import Hasher
+
+    data = (LAB / "pods.json").read_bytes() * 40
+    hasher = Hasher(data)
+    hasher.CHUNK = 1 << 16
+    hasher.start()
+    hasher.pause()
+    hasher.resume()
+    hasher.pause()  # and left paused: join() hashes the rest itself
+    hasher.join()
+    assert hasher.digest == hashlib.sha256(data).hexdigest()

@@ -41,7 +41,7 @@ def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool
 
     with monkeypatch.context() as m:
         m.setattr(streaming, "_split", never)
-        m.setattr(streaming, "layout_split", lambda data, fields: None)
+        m.setattr(streaming, "layout_split", lambda data, fields, upto=None: None)
         try:
             with open_bundle(path) as bundle:
                 loaded = load_documents(bundle, strict=strict)

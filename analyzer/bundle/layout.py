@@ -34,13 +34,17 @@ _CLOSE = b"\n        }\n    ]"
 
 class Slices:
     """The items of a List as (start, end) offsets into the mapped file: item i is read (copied out of the
-    map) when asked for. Setting an item to None is a no-op: nothing is held per item."""
+    map) when asked for. Setting an item to None is a no-op: nothing is held per item.
 
-    def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int]) -> None:
-        self.data, self.starts, self.ends = data, starts, ends
+    A split may stop part way (layout_split's `upto`): then only the items before the stop are known, the
+    next one's start is the last of `starts`, and `complete()` scans the rest. So the worker process that
+    reads the later items finds them itself, on its own core, instead of this one finding all before the fork."""
+
+    def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int) -> None:
+        self.data, self.starts, self.ends, self.close = data, starts, ends, close
 
     def __len__(self) -> int:
-        return len(self.starts)
+        return len(self.ends)
 
     def __getitem__(self, i: int) -> bytes:
         return self.data[self.starts[i]:self.ends[i]]
@@ -48,12 +52,44 @@ class Slices:
     def __setitem__(self, i: int, value: None) -> None:
         pass
 
+    @property
+    def partial(self) -> bool:
+        return len(self.starts) > len(self.ends)
 
-def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...]) -> tuple[dict, Slices] | None:
+    def covered(self) -> float:
+        """The share of the items' bytes the split has gone through (1.0 when complete)."""
+        if not self.partial:
+            return 1.0
+        first = self.starts[0]
+        return (self.starts[-1] - first) / max(1, self.close - first)
+
+    def complete(self) -> None:
+        """Find the items after the stop (nothing to do when the split went to the end)."""
+        if self.partial:
+            _scan(self.data, self.starts, self.ends, self.close, None)
+
+
+def _scan(data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int, upto: int | None) -> None:
+    """Extend starts/ends from the item starting at starts[-1]; with `upto`, stop once an item starts at or
+    after that offset (its start kept, its end not yet known)."""
+    find = data.find
+    at = find(_SEP, starts[-1], close)
+    while at >= 0:
+        ends.append(at + 10)  # after the `}` closing an item
+        starts.append(at + len(_SEP) - 2)
+        if upto is not None and at >= upto:
+            return
+        at = find(_SEP, at + len(_SEP) - 2, close)
+    ends.append(close + 10)
+
+
+def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...],
+                 upto: float | None = None) -> tuple[dict, Slices] | None:
     """The split of a List in kubectl's own layout by its byte runs (a scan for a separator, in C, instead of
     decoding 1.6 GB into raw slices): the envelope (everything but the items, parsed as one small document)
     and the items' offsets. Every byte of the file is in the envelope or in an item, and each item is parsed
     by orjson when visited, so a malformed file is still found malformed (then read whole, same messages).
+    `upto` (a share, 0 to 1, of the items' bytes): stop there; Slices.complete() finds the rest.
     None when the file is not in that layout or its envelope is not the plain one: the decoding split (bundle/streaming.py) decides then."""
     head = data.find(_OPEN, 0, 4096)
     if head < 0 or data[:1] != b"{":
@@ -62,14 +98,6 @@ def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...]) -> t
     close = data.rfind(_CLOSE)
     if close < first:
         return None
-    starts, ends = [first], []
-    find = data.find
-    at = find(_SEP, first, close)
-    while at >= 0:
-        ends.append(at + 10)  # after the `}` closing an item
-        starts.append(at + len(_SEP) - 2)
-        at = find(_SEP, at + len(_SEP) - 2, close)
-    ends.append(close + 10)
     try:
         envelope = orjson.loads(bytes(data[:first]) + b"]" + bytes(data[close + len(_CLOSE):]))
     except orjson.JSONDecodeError:
@@ -77,4 +105,7 @@ def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...]) -> t
     if not isinstance(envelope, dict) or envelope.get("items") != [] or set(envelope) - set(envelope_fields) - {"items"}:
         return None
     del envelope["items"]
-    return envelope, Slices(data, starts, ends)
+    starts: list[int] = [first]
+    ends: list[int] = []
+    _scan(data, starts, ends, close, None if upto is None else first + int((close - first) * upto))
+    return envelope, Slices(data, starts, ends, close)

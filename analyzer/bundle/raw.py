@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from analyzer.bundle.engines import Violation
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.changed import manifest_findings
-from analyzer.bundle.streaming import start_hash
+from analyzer.bundle.checksum import start_hash
 from analyzer.errors import BundleError
 
 

@@ -14,9 +14,7 @@ about malformed input stays word for word what it was.
 from __future__ import annotations
 
 import functools
-import hashlib
 import mmap
-import threading
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
@@ -27,6 +25,7 @@ import orjson
 from analyzer.bundle import forked
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
+from analyzer.bundle.checksum import Hasher
 from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.reading import parse_json
@@ -87,22 +86,9 @@ class KeepIf(KeepAll):
 class Streamed:
     """What streaming one file gave: how many items, and whether it held a single object."""
 
-    count: int
+    count: int  # with a pending worker's share, this process's items only: Pending.count has them all
     single: bool
     pending: "Pending | None" = None  # the worker's share, when one reads it (stream_list)
-
-
-class _Hasher(threading.Thread):
-    """sha256 on the other core while this one parses (hashlib releases the GIL on large buffers)."""
-
-    def __init__(self, data: bytes) -> None:
-        super().__init__(daemon=True)
-        self.data = data
-        self.digest = ""
-
-    def run(self) -> None:
-        self.digest = hashlib.sha256(self.data).hexdigest()
-        self.data = b""
 
 
 class UnreadableItem(BundleError):
@@ -198,7 +184,9 @@ class Splittable(ItemSink, Protocol):
 
 
 SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
-PARENT_SHARE = 0.4  # this process's share: it also reads the other files while the worker reads the rest
+# This process's share (of the bytes in kubectl's layout, else of the items): it also reads the other files and
+# hashes pods.json while the worker reads the rest (and, in kubectl's layout, finds where its items start).
+PARENT_SHARE = 0.47
 
 
 Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]
@@ -244,29 +232,35 @@ def _unreadable(data: bytes | mmap.mmap, file: str, index: int, raws: object = N
 
 class Pending:
     """The worker's share of one List, still being read (the caller reads other files meanwhile);
-    `finish()` merges it, or reads it here when the worker failed. `abandon()` stops the worker."""
+    `finish()` merges it, or reads it here when the worker failed, and sets `count` (the List's items).
+    `abandon()` stops the worker."""
 
-    def __init__(self, *, child: forked.Child, data: bytes | mmap.mmap, raws: list, lo: int, file: str,
+    def __init__(self, *, child: forked.Child, data: bytes | mmap.mmap, raws: list | Slices, lo: int, file: str,
                  item_check: Compiled, sink: Splittable, add: Add) -> None:
         self.child, self.data, self.raws, self.lo = child, data, raws, lo
         self.file, self.item_check, self.sink, self.add = file, item_check, sink, add
+        self.count = lo
 
     def finish(self) -> None:
         """Raises UnreadableItem as reading them here would."""
         try:
             got = self.child.result()
             if got is not None:
-                summary, found, bad = got  # type: ignore[misc]
+                summary, found, bad, count = got  # type: ignore[misc]
                 if bad is not None:
                     raise _unreadable(self.data, self.file, bad, self.raws)
                 if self.sink.merge(summary):
                     for triples in found:
                         self.add(self.file, triples)
+                    self.count = count
                     return
+            if isinstance(self.raws, Slices):
+                self.raws.complete()
             bad = _visit(self.raws, self.lo, len(self.raws), file=self.file, item_check=self.item_check,
                          sink=self.sink, add=self.add)
             if bad is not None:
                 raise _unreadable(self.data, self.file, bad, self.raws)
+            self.count = len(self.raws)
         finally:
             self.data = self.raws = None  # type: ignore[assignment]
 
@@ -275,8 +269,11 @@ class Pending:
         self.data = self.raws = None  # type: ignore[assignment]
 
 
-def _worker_share(raws: list, lo: int, *, file: str, item_check: Compiled, sink: Splittable) -> tuple:
-    """In the worker: items lo.. into a fresh part; (its summary, each invalid item's findings, unreadable index)."""
+def _worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compiled, sink: Splittable) -> tuple:
+    """In the worker: items lo.. into a fresh part (finding them first when the split stopped at lo);
+    (its summary, each invalid item's findings, unreadable index, the List's item count)."""
+    if isinstance(raws, Slices):
+        raws.complete()
     part = sink.part()
     found: list[list[tuple[str, str, str]]] = []
 
@@ -285,21 +282,24 @@ def _worker_share(raws: list, lo: int, *, file: str, item_check: Compiled, sink:
         return violations(file, triples)
 
     bad = _visit(raws, lo, len(raws), file=file, item_check=item_check, sink=part, add=add)
-    return part.summary(), found, bad
+    return part.summary(), found, bad, len(raws)
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
-                progress: Progress | None = None, before_fork: Callable[[], None] | None = None) -> Streamed:
+                progress: Progress | None = None, hasher: Hasher | None = None) -> Streamed:
     """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
     (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
     A large List given to a Splittable sink is shared with a worker process (bundle/forked.py): this
-    process reads the first PARENT_SHARE of the items, the worker the rest, and `Streamed.pending` must be
-    finished (or abandoned) by the caller; `before_fork()` is called first (the caller's checksum thread ends
-    there: it has had the whole split to run). The caller drops `data` afterwards; nothing here keeps it."""
+    process reads the items in the first PARENT_SHARE of the bytes, the worker the rest (in kubectl's layout
+    it also finds where they start), and `Streamed.pending` must be finished (or abandoned) by the caller;
+    the caller's checksum `hasher` pauses while the process forks. The caller drops `data` afterwards;
+    nothing here keeps it."""
     envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
+    shared = hasattr(sink, "part") and forked.available()
     try:
         one_pass = _envelope_type(kind)
-        found = layout_split(data, one_pass[1]) if LAYOUT_SPLIT.get() and one_pass is not None else None
+        found = (layout_split(data, one_pass[1], PARENT_SHARE if shared else None)
+                 if LAYOUT_SPLIT.get() and one_pass is not None else None)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
@@ -308,17 +308,23 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     _check_envelope(envelope_check, envelope, file, add)
     del envelope
     _unmap_pages(data)
-    total = len(raws)
+    total = len(raws) if not isinstance(raws, Slices) else int(len(raws) / max(raws.covered(), 1e-9))  # an estimate
     child = None
-    stop = total
-    if total >= SPLIT_MIN_ITEMS and hasattr(sink, "part"):
-        stop = max(1, int(total * PARENT_SHARE))
+    stop = len(raws)
+    if shared and total >= SPLIT_MIN_ITEMS:
+        if not isinstance(raws, Slices):
+            stop = max(1, int(total * PARENT_SHARE))
         share = functools.partial(_worker_share, raws, stop, file=file, item_check=item_check, sink=sink)
-        if before_fork is not None:
-            before_fork()  # no thread of ours running while the process forks
-        child = forked.start(share)
-        if child is None:
-            stop = total
+        if hasher is not None:
+            hasher.pause()  # no thread of ours running while the process forks
+        try:
+            child = forked.start(share)
+        finally:
+            if hasher is not None:
+                hasher.resume()
+    if child is None and isinstance(raws, Slices):
+        raws.complete()
+        stop = total = len(raws)
     tick = None
     if progress is not None:
         scale = total / stop if stop else 1.0  # the worker's share goes at about the same pace
@@ -335,7 +341,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
         raise
     pending = None if child is None else Pending(child=child, data=data, raws=raws, lo=stop, file=file,
                                                  item_check=item_check, sink=sink, add=add)  # type: ignore[arg-type]
-    return Streamed(count=total, single=False, pending=pending)
+    return Streamed(count=stop, single=False, pending=pending)
 
 
 def _check_envelope(envelope_check: Compiled, doc: object, file: str,
@@ -376,11 +382,5 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
     return Streamed(count=total, single=single)
 
 
-def start_hash(data: bytes) -> _Hasher:
-    hasher = _Hasher(data)
-    hasher.start()
-    return hasher
-
-
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed", "start_hash",
+__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed",
            "stream_list"]

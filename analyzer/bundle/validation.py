@@ -21,7 +21,8 @@ from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VE
 from analyzer.bundle.changed import manifest_findings
 from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
-from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, start_hash,
+from analyzer.bundle.checksum import start_hash
+from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem,
                                        stream_list)
 from analyzer.errors import BundleError
 
@@ -141,7 +142,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
-                               add=loaded.add, progress=progress, before_fork=hasher.join if hasher else None)
+                               add=loaded.add, progress=progress, hasher=hasher)
     except UnreadableItem as exc:
         del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
         loaded.violation_count = count_at
@@ -177,7 +178,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
                 raise BundleError(exc.file, exc.message, exc.path) from None
             loaded.violations.extend(later)
             del loaded.violations[MAX_DETAILED:]
-            loaded.streamed[kind] = streamed.count
+            loaded.streamed[kind] = pending.count
 
     deferred = None if finish is None else Deferred(finish=finish, abandon=pending.abandon)  # type: ignore[union-attr]
     if sink is not None:

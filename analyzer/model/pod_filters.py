@@ -73,6 +73,7 @@ class PodFilters:
     anti: tuple[AffinityTerm, ...]
     spread: tuple[SpreadConstraint, ...]
     ports: tuple[tuple[str, int, str], ...]
+    anti_matched: tuple[int, ...]  # the bound pods' anti-affinity terms that match this pod (existing_anti_terms)
     key: bytes  # what the funnel cache keys on: pods alike in all of it share one funnel
 
 
@@ -143,6 +144,70 @@ def claim_uses(spec: dict, namespace: str, pod: str, storage: Storage | None) ->
     return tuple(out)
 
 
+def existing_anti_terms(placement: Placement) -> list[tuple[AffinityTerm, list[tuple[str, dict[str, list[str]]]]]]:
+    """Every distinct required anti-affinity term of the bound pods, with who carries it (their namespace and
+    names per node), made once per bundle. Terms alike (selector, namespaces, topology key) are one entry,
+    however many label sets carry them: per pod only "does it match" is asked, of each distinct term."""
+    found = placement.memo.get("anti_terms")
+    if found is None:
+        merged: dict[tuple, tuple[AffinityTerm, list[tuple[str, dict[str, list[str]]]]]] = {}
+        for (ns, lid, raw), per_node in placement.anti.items():
+            for t in orjson.loads(raw):
+                if isinstance(t, dict):
+                    term = affinity_term(t, ns, placement.labels[lid], placement)
+                    merged.setdefault((term.selector.key, term.namespaces, term.topology_key, term.unknown),
+                                      (term, []))[1].append((ns, per_node))
+        found = placement.memo["anti_terms"] = list(merged.values())
+    return found
+
+
+def _anti_index(placement: Placement) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
+    """The bound pods' distinct anti-affinity terms indexed by a label pair their selector requires (the first
+    `In` requirement: one entry per value), and the terms that require none. A pod's candidates are the terms
+    under its own label pairs plus those: 11,000 workloads, each with a term on its own label, are not 11,000
+    matches per pod."""
+    found = placement.memo.get("anti_index")
+    if found is None:
+        by_pair: dict[tuple[str, str], list[int]] = {}
+        rest: list[int] = []
+        for i, (t, _) in enumerate(existing_anti_terms(placement)):
+            if t.selector.nothing:
+                continue  # matches no pod
+            needed = next((r for r in t.selector.requirements if r[1] == "In"), None)
+            if needed is None:
+                rest.append(i)
+            else:
+                for value in needed[2]:
+                    by_pair.setdefault((needed[0], value), []).append(i)
+        found = placement.memo["anti_index"] = (by_pair, rest)
+    return found
+
+
+def _anti_matching(placement: Placement, namespace: str, labels: dict[str, str]) -> tuple[int, ...]:
+    """The bound pods' anti-affinity terms (existing_anti_terms' positions, ascending) that match a pod with this
+    namespace and these labels: once per (namespace, labels)."""
+    if not placement.anti:
+        return ()
+    memo: dict = placement.memo.setdefault("anti_matching", {})
+    key = (namespace, orjson.dumps(labels, option=orjson.OPT_SORT_KEYS))
+    found = memo.get(key)
+    if found is None:
+        terms = existing_anti_terms(placement)
+        by_pair, rest = _anti_index(placement)
+        candidates = set(rest)
+        for pair in labels.items():
+            candidates.update(by_pair.get(pair, ()))
+        found = memo[key] = tuple(i for i in sorted(candidates)
+                                  if (terms[i][0].namespaces is None or namespace in terms[i][0].namespaces)
+                                  and terms[i][0].selector.matches(labels))
+    return found
+
+
+def _term_key(t: AffinityTerm) -> list:
+    return [t.selector.nothing, t.selector.requirements, None if t.namespaces is None else sorted(t.namespaces),
+            t.topology_key, t.unknown]
+
+
 def pod_filters(*, namespace: str, name: str, labels: dict[str, str], spec: dict, storage: Storage | None,
                 placement: Placement | None) -> PodFilters:
     claims = claim_uses(spec, namespace, name, storage)
@@ -150,12 +215,19 @@ def pod_filters(*, namespace: str, name: str, labels: dict[str, str], spec: dict
     anti = tuple(affinity_term(t, namespace, labels, placement) for t in _required(spec, "podAntiAffinity"))
     spread = spread_constraints(spec, labels)
     ports = host_ports(spec)
-    # Existing pods' anti-affinity may match any pod: then its namespace and labels are part of its shape.
+    anti_matched = _anti_matching(placement, namespace, labels) if placement is not None else ()
+    # The key holds what the checks read, not the labels themselves: the pod's labels count only through which
+    # bound pods' anti-affinity terms match it, whether it matches its own affinity terms, and its terms and
+    # spread selectors (matchLabelKeys takes values from them); its namespace through its claims, its terms'
+    # namespaces and the pods its spread counts (its own namespace's). So a Deployment per team is not a funnel
+    # per team. Any bound pod with anti-affinity gives every pod the inter-pod stage (the scheduler's order).
     if claims or affinity or anti or spread or ports or (placement is not None and placement.anti):
-        key = orjson.dumps([namespace, sorted(labels.items()), [(c.key, c.ephemeral) for c in claims],
-                            _required(spec, "podAffinity"), _required(spec, "podAntiAffinity"),
-                            spec.get("topologySpreadConstraints"), ports], option=orjson.OPT_SORT_KEYS)
+        self_match = all((t.namespaces is None or namespace in t.namespaces) and t.selector.matches(labels) for t in affinity)
+        key = orjson.dumps([namespace if claims or spread else "", anti_matched, [(c.key, c.ephemeral) for c in claims],
+                            [_term_key(t) for t in affinity], self_match, [_term_key(t) for t in anti],
+                            [[c.max_skew, c.topology_key, c.selector.nothing, c.selector.requirements, c.min_domains,
+                              c.honor_affinity, c.honor_taints, c.self_match] for c in spread], ports])
     else:
         key = b""
     return PodFilters(namespace=namespace, name=name, labels=labels, claims=claims, affinity=affinity, anti=anti,
-                      spread=spread, ports=ports, key=key)
+                      spread=spread, ports=ports, anti_matched=anti_matched, key=key)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import orjson
 
 from analyzer.model.nodes import NodeView
-from analyzer.model.pod_filters import AffinityTerm, PodFilters, affinity_term
+from analyzer.model.pod_filters import AffinityTerm, PodFilters, existing_anti_terms
 from analyzer.model.views import Cluster
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.reason import Check, Reason
@@ -85,84 +84,46 @@ def state(pod: PodFacts, cluster: Cluster) -> InterPodState:
 
 
 def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
-    """Symmetry: each existing pod's required anti-affinity terms that match this pod forbid its domain.
-    It depends only on the pod's namespace and labels: made once per (namespace, labels) and shared."""
-    placement = cluster.placement
-    assert placement is not None
-    memo: dict = placement.memo.setdefault("forbidden", {})
-    key = (f.namespace, orjson.dumps(f.labels, option=orjson.OPT_SORT_KEYS))
-    found = memo.get(key)
+    """Symmetry: each bound pod's required anti-affinity term that matches this pod forbids its domains.
+    It depends only on which terms match (PodFilters.anti_matched): made once per such set and shared."""
+    memo: dict = cluster.placement.memo.setdefault("forbidden", {})  # type: ignore[union-attr]
+    found = memo.get(f.anti_matched)
     if found is None:
-        found = memo[key] = _forbidden(f, cluster)
+        found = memo[f.anti_matched] = _forbidden(f.anti_matched, cluster)
     s.forbidden = found
     s.forbidden_keys = tuple(sorted({k for k, _ in found}))
 
 
-def _anti_domains(cluster: Cluster) -> list[tuple[AffinityTerm, dict[tuple[str, str], list[str]]]]:
-    """Every distinct required anti-affinity term of the existing pods with the domains its pods are in
-    ((key, value) -> the first few of them), made once per bundle. Terms alike (selector, namespaces, topology
-    key) are one entry, however many label sets carry them: per pod shape only "does it match" is asked, of
-    each distinct term."""
+def _anti_domains(cluster: Cluster) -> list[dict[tuple[str, str], list[str]]]:
+    """Per bound pods' anti-affinity term (existing_anti_terms' order), the domains its pods are in ((key,
+    value) -> the first few of them), made once per bundle."""
     placement = cluster.placement
     assert placement is not None
     found = placement.memo.get("anti_domains")
-    if found is not None:
-        return found
-    merged: dict[tuple, tuple[AffinityTerm, dict[tuple[str, str], list[str]]]] = {}
-    for (ns, lid, raw), per_node in placement.anti.items():
-        for t in orjson.loads(raw):
-            if not isinstance(t, dict):
-                continue
-            term = affinity_term(t, ns, placement.labels[lid], placement)
-            _, domains = merged.setdefault((term.selector.key, term.namespaces, term.topology_key, term.unknown),
-                                            (term, {}))
-            for node, names in per_node.items():
-                view = cluster.nodes_by_name.get(node)
-                value = view.labels.get(term.topology_key) if view is not None else None
-                if value is not None:
-                    shown = domains.setdefault((term.topology_key, value), [])
-                    shown.extend(f"{ns}/{n}" for n in names[: 3 - len(shown)])
-    found = placement.memo["anti_domains"] = list(merged.values())
-    return found
-
-
-def _anti_index(cluster: Cluster) -> tuple[dict[tuple[str, str], list[int]], list[int]]:
-    """The existing pods' distinct anti-affinity terms indexed by a label pair their selector requires (the
-    first `In` requirement: one entry per value), and the terms that require none. A pod's candidates are the
-    terms under its own label pairs plus those: 11,000 workloads, each with a term on its own label, are not
-    11,000 matches per pod shape."""
-    placement = cluster.placement
-    assert placement is not None
-    found = placement.memo.get("anti_index")
     if found is None:
-        by_pair: dict[tuple[str, str], list[int]] = {}
-        rest: list[int] = []
-        for i, (t, _) in enumerate(_anti_domains(cluster)):
-            if t.selector.nothing:
-                continue  # matches no pod
-            needed = next((r for r in t.selector.requirements if r[1] == "In"), None)
-            if needed is None:
-                rest.append(i)
-            else:
-                for value in needed[2]:
-                    by_pair.setdefault((needed[0], value), []).append(i)
-        found = placement.memo["anti_index"] = (by_pair, rest)
+        found = []
+        for term, carriers in existing_anti_terms(placement):
+            domains: dict[tuple[str, str], list[str]] = {}
+            for ns, per_node in carriers:
+                for node, names in per_node.items():
+                    view = cluster.nodes_by_name.get(node)
+                    value = view.labels.get(term.topology_key) if view is not None else None
+                    if value is not None:
+                        shown = domains.setdefault((term.topology_key, value), [])
+                        shown.extend(f"{ns}/{n}" for n in names[: 3 - len(shown)])
+            found.append(domains)
+        placement.memo["anti_domains"] = found
     return found
 
 
-def _forbidden(f: PodFilters, cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
+def _forbidden(matched: tuple[int, ...], cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
     forbidden: dict[tuple[str, str], tuple[list[str], str]] = {}
-    terms = _anti_domains(cluster)
-    by_pair, rest = _anti_index(cluster)
-    candidates = set(rest)
-    for pair in f.labels.items():
-        candidates.update(by_pair.get(pair, ()))
-    for i in sorted(candidates):
-        t, domains = terms[i]
-        if not _matches_pod(t, f):
-            continue
-        for domain, names in domains.items():
-            pods, _ = forbidden.setdefault(domain, ([], str(t)))
+    terms = existing_anti_terms(cluster.placement)  # type: ignore[arg-type]
+    domains_of = _anti_domains(cluster)
+    for i in matched:
+        term = terms[i][0]
+        for domain, names in domains_of[i].items():
+            pods, _ = forbidden.setdefault(domain, ([], str(term)))
             pods.extend(names[: 3 - len(pods)])
     return forbidden
 
