@@ -70,11 +70,16 @@ def test_the_first_pod_of_a_group_passes_its_own_affinity(tmp_path):
     assert v.word == "fits-now"
 
 
+def _running_anti_against(pods: list[dict], labels: dict[str, str]) -> None:
+    """Both running trainers get a required anti-affinity, per zone, against pods with `labels`."""
+    for name in ("trainer-1", "trainer-2"):
+        pod_named(pods, name)["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": labels}, "topologyKey": ZONE}]}}
+
+
 def test_an_existing_pods_anti_affinity_against_this_pod(tmp_path):
     def existing(pods):
-        for name in ("trainer-1", "trainer-2"):
-            pod_named(pods, name)["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"role": "eval"}}, "topologyKey": ZONE}]}}
+        _running_anti_against(pods, {"role": "eval"})
         p = pod_named(pods, "trainer-3")
         _no_rules(p)
         p["metadata"]["labels"] = {"role": "eval"}
@@ -92,9 +97,7 @@ def test_pods_alike_but_for_labels_no_term_reads_share_a_funnel_and_answer_as_ea
     from analyzer.pipeline import Options, analyse
 
     def existing(pods):
-        for name in ("trainer-1", "trainer-2"):
-            pod_named(pods, name)["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"team": "red"}}, "topologyKey": ZONE}]}}
+        _running_anti_against(pods, {"team": "red"})
         base = pod_named(pods, "trainer-3")
         _no_rules(base)
         for team in ("red", "blue", "green"):
