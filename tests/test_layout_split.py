@@ -101,3 +101,18 @@ def test_the_checksum_paused_for_a_fork_is_the_files_sha256() -> None:
     hasher.pause()  # and left paused: join() hashes the rest itself
     hasher.join()
     assert hasher.digest == hashlib.sha256(data).hexdigest()
+
+
+def test_pages_let_go_while_reading_still_read_the_same_items(tmp_path: Path) -> None:
+    # The reader lets the pages of the items it has read go (madvise); they come back from the file if read again.
+    import mmap
+
+    path = tmp_path / "pods.json"
+    path.write_bytes((LAB / "pods.json").read_bytes())
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        items = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
+        want = [items[i] for i in range(len(items))]
+        for i in range(len(items)):
+            items.release(i)
+            assert items[i] == want[i]
+        assert [items[i] for i in range(len(items))] == want

@@ -24,10 +24,16 @@ class Hasher:
 
     def _run(self) -> None:
         view = memoryview(self.data)
+        drop = getattr(self.data, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
         try:
             while self._at < len(view) and not self._stop:
                 end = min(self._at + self.CHUNK, len(view))
                 self._sha.update(view[self._at:end])
+                if drop is not None:  # the hashed pages leave this process (they stay in the page cache)
+                    try:
+                        drop(mmap.MADV_DONTNEED, self._at, end - self._at)
+                    except OSError:
+                        drop = None
                 self._at = end
         finally:
             view.release()

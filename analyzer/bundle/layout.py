@@ -42,6 +42,20 @@ class Slices:
 
     def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int) -> None:
         self.data, self.starts, self.ends, self.close = data, starts, ends, close
+        self._released = 0
+
+    def release(self, i: int) -> None:
+        """Let the mapped pages before item i go from this process (its items there are read; the pages stay
+        in the page cache): otherwise every page read would count as this process's memory until the end."""
+        if not isinstance(self.data, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        end = self.starts[i] & ~(mmap.PAGESIZE - 1)
+        if end > self._released:
+            try:
+                self.data.madvise(mmap.MADV_DONTNEED, self._released, end - self._released)
+            except OSError:
+                return
+            self._released = end
 
     def __len__(self) -> int:
         return len(self.ends)

@@ -46,13 +46,18 @@ def _localise(node: object, defs_prefix: str) -> object:
 
 
 @lru_cache(maxsize=None)
+def _shared_defs() -> dict:
+    """The shared definitions with local refs, made once (every schema gets a copy of the dict, not of its values)."""
+    return _localise(_load(DEFS_FILE)["$defs"], DEFS_FILE + "#")  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=None)
 def load_schema(name: str) -> dict:
     """The self-contained schema for `name` (e.g. "pods", "manifest", "verdicts")."""
     schema = _load(f"{name}.schema.json")
-    shared = _load(DEFS_FILE)["$defs"]
     merged = _localise(schema, DEFS_FILE + "#")
     assert isinstance(merged, dict)
-    defs = dict(_localise(shared, DEFS_FILE + "#"))  # type: ignore[arg-type]
+    defs = dict(_shared_defs())
     defs.update(merged.get("$defs", {}))
     merged["$defs"] = defs
     merged.pop("$id", None)  # the merged schema is no longer the file the $id names

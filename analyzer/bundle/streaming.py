@@ -198,6 +198,7 @@ def _visit(raws: list, lo: int, hi: int, *, file: str, item_check: Compiled, sin
     refuses (the caller reports the file unreadable), else None."""
     is_valid = item_check.is_valid
     loads = orjson.loads
+    release = raws.release if isinstance(raws, Slices) else None
     for i in range(lo, hi):
         raw = raws[i]
         raws[i] = None  # the slice goes as soon as its item is read
@@ -211,8 +212,11 @@ def _visit(raws: list, lo: int, hi: int, *, file: str, item_check: Compiled, sin
             sink.add(path, item)
         else:
             sink.add_invalid(path, item, add(file, findings_of(item_check, item, ("items", i))))
-        if progress is not None and not i & 1023:
-            progress(i)
+        if not i & 1023:
+            if progress is not None:
+                progress(i)
+            if release is not None:
+                release(i)
     return None
 
 
@@ -272,8 +276,9 @@ class Pending:
 def _worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compiled, sink: Splittable) -> tuple:
     """In the worker: items lo.. into a fresh part (finding them first when the split stopped at lo);
     (its summary, each invalid item's findings, unreadable index, the List's item count)."""
-    if isinstance(raws, Slices):
+    if isinstance(raws, Slices) and raws.partial:
         raws.complete()
+        _unmap_pages(raws.data)  # as after the split before the fork: the scanned pages are not this worker's memory
     part = sink.part()
     found: list[list[tuple[str, str, str]]] = []
 
