@@ -21,7 +21,7 @@ from analyzer.evidence.nearest import Nearest
 from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
-from analyzer.model.nominated import priority_of
+from analyzer.model.podspec import priority_of
 from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
 from analyzer.evidence.filters import filter_evidence, prefilter_message

@@ -7,29 +7,35 @@ are created (they hold no cycles); that alone makes loading ~3.5x faster.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from analyzer.bundle.catalog import EVENTS, PODS
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.streaming import LAYOUT_SPLIT, KeepIf, LayoutMisread, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
-from analyzer.classify import classify_all, each_verdict
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
-from analyzer.model.build import PodsIndex, build_cluster
-from analyzer.model.events import EVENT_REASONS
-from analyzer.model.node_start import is_node_event_reason
-from analyzer.model.views import Cluster, Findings
-from analyzer.targets.attempts import manifest_attempts, stored_attempts
-from analyzer.targets.owners import OWNER_EVENT_REASONS, owner_refusals
-from analyzer.targets.queued import queued_owners
-from analyzer.model.target import Target
-from analyzer.verdict import Verdict
+from analyzer.model.pods_index import PodsIndex
+from analyzer.model.views import Findings
+
+# Imported only once the worker reading pods.json is forked (_the_rest): this process imports the model's, the
+# rules' and numpy's modules (a fifth of a second) while the worker reads, not before it starts.
+if TYPE_CHECKING:
+    from analyzer.model.target import Target
+    from analyzer.model.views import Cluster
+    from analyzer.verdict import Verdict
 
 
+def _the_rest() -> None:
+    """Everything after reading: called by the reader while its worker reads (load_documents' `meanwhile`)."""
+    import analyzer.classify  # noqa: F401 - the rules, the evidence and numpy
+    import analyzer.model.build  # noqa: F401
+    import analyzer.targets.attempts  # noqa: F401
+    import analyzer.targets.owners  # noqa: F401
+    import analyzer.targets.queued  # noqa: F401
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +113,9 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
 
 def owner_targets(loaded: Loaded, cluster: Cluster) -> list[Target]:
     """Refused owners, then owners a queue holds (one target per owner: a refusal is the older story)."""
+    from analyzer.targets.owners import owner_refusals
+    from analyzer.targets.queued import queued_owners
+
     refused = owner_refusals(loaded)
     keys = {t.key for t in refused}
     return refused + [t for t in queued_owners(loaded, cluster.queues) if t.key not in keys]
@@ -124,7 +133,8 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
         sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
         token = LAYOUT_SPLIT.set(layout)
         try:
-            return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
+            return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
+                                  meanwhile=_the_rest), pods
         except LayoutMisread:
             continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
         finally:
@@ -132,13 +142,22 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     raise AssertionError("unreachable: without the layout split no LayoutMisread is raised")
 
 
-# Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).
-_EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVENT_REASONS)
+@functools.cache
+def _event_reasons() -> frozenset[str]:
+    """Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).
+    Made at the first event, after the worker is forked (their modules are among the rest)."""
+    from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
+    from analyzer.model.events import EVENT_REASONS
+    from analyzer.targets.owners import OWNER_EVENT_REASONS
+
+    return frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVENT_REASONS)
 
 
 def _wanted_event(event: dict) -> bool:
+    from analyzer.model.node_start import is_node_event_reason
+
     reason = event.get("reason")
-    return reason in _EVENT_REASONS or is_node_event_reason(reason)
+    return reason in _event_reasons() or is_node_event_reason(reason)
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,
@@ -148,11 +167,20 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
     `pod_states`: keep every pod's node and phase in `Analysis.pod_states` (diff).
     classify=False: `verdicts` stays empty; iter_verdicts() gives them one at a time (streamed output)."""
     config = options.config()
-    given = manifest_attempts(list(options.manifests))
+    if options.manifests:  # a bad manifest is said before a large bundle is read
+        from analyzer.targets.attempts import manifest_attempts
+
+        given = manifest_attempts(list(options.manifests))
+    else:
+        given = []
     bundle = open_bundle(path)
     try:
         with gc_paused():
             loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states)
+            from analyzer.classify import classify_all
+            from analyzer.model.build import build_cluster
+            from analyzer.targets.attempts import stored_attempts
+
             cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = []
@@ -185,6 +213,8 @@ class Checked:
 
 def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
     """classify_all's verdicts, in the same order, one at a time: the output is written as they come."""
+    from analyzer.classify import each_verdict
+
     return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces)
 
 
@@ -196,6 +226,9 @@ def validate_only(path: str | Path, engine: str | None = None,
     bundle = open_bundle(path)
     with bundle, gc_paused():
         loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress)
+        from analyzer.model.build import build_cluster
+        from analyzer.targets.attempts import stored_attempts
+
         cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods)
         return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 

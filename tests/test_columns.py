@@ -23,7 +23,9 @@ from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.columns import NodeColumns
 from analyzer.model.matching import Taint
 from analyzer.model.node_index import NodeIndex
-from analyzer.model.nominated import Nominated, NominatedRow, priority_of
+from analyzer.model.nominated import Nominated
+from analyzer.model.placement import NominatedRow
+from analyzer.model.podspec import priority_of
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar

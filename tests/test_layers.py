@@ -104,3 +104,26 @@ def test_bundle_file_names_are_written_only_in_the_catalog():
             if isinstance(node, ast.Constant) and node.value in files:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {node.value}")
     assert found == []
+
+
+def test_reading_a_bundle_imports_neither_the_rules_nor_numpy_before_its_worker_starts():
+    # The worker reading pods.json is forked as soon as the file is split; this process imports the model, the
+    # rules and numpy while the worker reads (pipeline._the_rest). A module-level import of them in the reading
+    # path would put that fifth of a second back in front of the fork.
+    import subprocess
+    import sys
+
+    code = ("import sys, analyzer.pipeline, analyzer.model.pods_index, analyzer.bundle.validation; "
+            "print(sorted(m for m in ('numpy', 'analyzer.classify', 'analyzer.rules', 'analyzer.model.build', 'yaml') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_parent_reads_less_of_pods_json_the_more_other_files_it_reads():
+    from analyzer.bundle.forked import MEANWHILE_BYTES, parent_share
+
+    pods = 1_700 << 20
+    shares = [parent_share(pods, others, MEANWHILE_BYTES) for others in (0, 100 << 20, 340 << 20, 2_000 << 20)]
+    assert shares == sorted(shares, reverse=True) and 0.2 <= shares[-1] < shares[0] <= 0.6
+    assert parent_share(pods, 340 << 20) > parent_share(pods, 340 << 20, MEANWHILE_BYTES)

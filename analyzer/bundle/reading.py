@@ -104,6 +104,13 @@ class Bundle:
             raise BundleError(rel, f"is {st.st_size} bytes, more than gpu-triage reads without a manifest ({MAX_FILE_BYTES})")
         return p, st.st_size, limit
 
+    def size(self, rel: str) -> int:
+        """The file's size in bytes; 0 when it is absent or cannot be read (the read itself reports why)."""
+        try:
+            return self._checked_size(rel)[1]
+        except BundleError:
+            return 0
+
     def read_bytes(self, rel: str) -> bytes:
         """The whole file, bounded by the manifest's size (plus slack) when it gives one."""
         p, size, limit = self._checked_size(rel)

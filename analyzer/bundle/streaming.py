@@ -23,6 +23,7 @@ import msgspec
 import orjson
 
 from analyzer.bundle import forked
+from analyzer.bundle.forked import PARENT_SHARE
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
 from analyzer.bundle.checksum import Hasher
@@ -184,9 +185,6 @@ class Splittable(ItemSink, Protocol):
 
 
 SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
-# This process's share (of the bytes in kubectl's layout, else of the items): it also reads the other files and
-# hashes pods.json while the worker reads the rest (and, in kubectl's layout, finds where its items start).
-PARENT_SHARE = 0.47
 
 
 Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]
@@ -291,11 +289,11 @@ def _worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compil
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
-                progress: Progress | None = None, hasher: Hasher | None = None) -> Streamed:
+                progress: Progress | None = None, hasher: Hasher | None = None, share: float = PARENT_SHARE) -> Streamed:
     """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
     (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
     A large List given to a Splittable sink is shared with a worker process (bundle/forked.py): this
-    process reads the items in the first PARENT_SHARE of the bytes, the worker the rest (in kubectl's layout
+    process reads the items in the first `share` of the bytes (parent_share), the worker the rest (in kubectl's layout
     it also finds where they start), and `Streamed.pending` must be finished (or abandoned) by the caller;
     the caller's checksum `hasher` pauses while the process forks. The caller drops `data` afterwards;
     nothing here keeps it."""
@@ -303,7 +301,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     shared = hasattr(sink, "part") and forked.available()
     try:
         one_pass = _envelope_type(kind)
-        found = (layout_split(data, one_pass[1], PARENT_SHARE if shared else None)
+        found = (layout_split(data, one_pass[1], share if shared else None)
                  if LAYOUT_SPLIT.get() and one_pass is not None else None)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
@@ -318,7 +316,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     stop = len(raws)
     if shared and total >= SPLIT_MIN_ITEMS:
         if not isinstance(raws, Slices):
-            stop = max(1, int(total * PARENT_SHARE))
+            stop = max(1, int(total * share))
         share = functools.partial(_worker_share, raws, stop, file=file, item_check=item_check, sink=sink)
         if hasher is not None:
             hasher.pause()  # no thread of ours running while the process forks

@@ -22,8 +22,8 @@ from analyzer.bundle.changed import manifest_findings
 from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
 from analyzer.bundle.checksum import start_hash
-from analyzer.bundle.streaming import (EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem,
-                                       stream_list)
+from analyzer.bundle.forked import MEANWHILE_BYTES, PARENT_SHARE, parent_share
+from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, stream_list
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
@@ -120,7 +120,7 @@ class Deferred:
 
 
 def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink | None,
-                 progress: Progress | None) -> tuple[Document | None, "Deferred | None"]:
+                 progress: Progress | None, share: float = PARENT_SHARE) -> tuple[Document | None, "Deferred | None"]:
     """Read one List once, its items one at a time (bundle/streaming.py). With a caller's `sink` (pods)
     nothing is kept here and the Document is None; otherwise the items are kept as a Document (small kinds).
     The second value, when not None, finishes a share of the items a worker process is still reading
@@ -142,7 +142,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
-                               add=loaded.add, progress=progress, hasher=hasher)
+                               add=loaded.add, progress=progress, hasher=hasher, share=share)
     except UnreadableItem as exc:
         del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
         loaded.violation_count = count_at
@@ -189,13 +189,15 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
-                   sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None) -> Loaded:
+                   sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None,
+                   meanwhile: Callable[[], None] | None = None) -> Loaded:
     """Read, check and validate every file of the bundle that the analyzer uses.
 
     Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
     caller's sink (pods to model.build.PodsIndex) instead of being kept: such a kind is not in
     `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
-    `progress(file)`: a callback (items done, total) for that file, or None.
+    `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile()`: called after this
+    process has read its files and before it waits for a worker's share (the caller's next imports).
 
     strict=True (validate): an unreadable file of any kind raises BundleError
     (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
@@ -211,8 +213,11 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
         _check_manifest_paths(loaded)
     deferred: list[Deferred] = []
     try:
-        _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress, deferred=deferred)
+        _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress, deferred=deferred,
+                    meanwhile=0 if meanwhile is None else MEANWHILE_BYTES)
         _read_singles(loaded, schemas, strict=strict)
+        if meanwhile is not None:
+            meanwhile()  # while a worker still reads its share: the caller's next steps, made ready
     except BundleError:
         # Reading in file order, a worker's share (pods) would have been read before this later file:
         # its own error, if it has one, is the one to report.
@@ -229,7 +234,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
 
 
 def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapping[str, ItemSink],
-                progress: Callable[[str], Progress | None] | None, deferred: list[Deferred]) -> None:
+                progress: Callable[[str], Progress | None] | None, deferred: list[Deferred], meanwhile: int = 0) -> None:
     """Every List of the catalog, in its order. A required kind's worker share is finished after the
     other files are read (the worker reads it meanwhile); any other's at once."""
     bundle = loaded.bundle
@@ -263,7 +268,11 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
                 loaded.streamed.pop(kind, None)
                 loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, positions=sink.positions)
             else:
-                document, later = _stream_kind(loaded, schemas, kind, sink, tick)
+                share = PARENT_SHARE
+                if hasattr(sink, "part"):  # shared with a worker: balanced against the files read here meanwhile
+                    share = parent_share(bundle.size(rel), sum(bundle.size(f"{k}.json") for k in NAMES if k != kind),
+                                         meanwhile)
+                document, later = _stream_kind(loaded, schemas, kind, sink, tick, share)
                 if later is not None:
                     if kind in REQUIRED:
                         deferred.append(later)

@@ -30,9 +30,6 @@ AUTOSCALERS = NOT_SCHEDULERS
 KARPENTER, CA = AUTOSCALERS
 # The events read here (FailedScheduling is kept for the scheduler already; Karpenter writes it too).
 EVENT_REASONS: tuple[str, ...] = ("TriggeredScaleUp", "NotTriggerScaleUp", "Nominated", "ScaleUpFailed")
-# A pod names the ProvisioningRequest it consumes (the second key is the deprecated one, still honoured).
-PROVREQ_ANNOTATIONS = ("autoscaling.x-k8s.io/consume-provisioning-request",
-                       "cluster-autoscaler.kubernetes.io/consume-provisioning-request")
 MAX_STATUS_BYTES = 1 << 20  # a ConfigMap's data cannot exceed 1 MiB (the API server's limit)
 
 

@@ -8,52 +8,28 @@ each, and which RuntimeClasses and ResourceQuotas exist.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from fractions import Fraction
 
-import msgspec
-import orjson
 
 from analyzer.bundle.catalog import NAMESPACES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
-from analyzer.bundle.validation import Loaded, Violation
+from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
-from analyzer.model.accelerators import AcceleratorConfig, is_extended
-from analyzer.model.autoscalers import PROVREQ_ANNOTATIONS, build_autoscalers
+from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
 from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
-from analyzer.model.nominated import Nominated, NominatedRow, nominated_node, priority_of
-from analyzer.model.placement import LabelSets, Placement, Row, anti_terms_json, claim_names, host_ports
+from analyzer.model.nominated import Nominated
+from analyzer.model.placement import Placement
+from analyzer.model.pods_index import PodsIndex
 from analyzer.model.volumes import build_storage
-from analyzer.model.node_start import is_bound_target, read_node_start
-from analyzer.model.podspec import effective_requests
+from analyzer.model.node_start import read_node_start
 from analyzer.model.quantity import QuantityError
 from analyzer.model.build_nodes import build_nodes, node_problems
-from analyzer.kube import TERMINATED
-from analyzer.model.queue_world import build_queues, queue_hints
-from analyzer.model.views import Cluster, Findings, BoundPod
-from analyzer.model.target import Target
-
-
-def _extended_integer_problems(spec: dict, base: str) -> list[tuple[str, str, str]]:
-    """Extended resources must be whole numbers (API validation); a hostile bundle may say 0.5."""
-    found = []
-    for section in ("initContainers", "containers"):
-        for ci, c in enumerate(spec.get(section) or ()):
-            res = c.get("resources") or {}
-            for kind in ("requests", "limits"):
-                for name, value in (res.get(kind) or {}).items():
-                    if is_extended(name):
-                        try:
-                            q = quantity.parse(value)
-                        except QuantityError:
-                            continue
-                        if q.denominator != 1:
-                            found.append((f"{base}.spec.{section}[{ci}].resources.{kind}[\"{name}\"]",
-                                          f"a whole number for extended resource {name}", repr(value)))
-    return found
+from analyzer.model.queue_world import build_queues
+from analyzer.model.views import Cluster, Findings
 
 
 def _server_minor(loaded: Loaded) -> int | None:
@@ -65,238 +41,6 @@ def _server_minor(loaded: Loaded) -> int | None:
         text = kubectl.get("serverVersion") if isinstance(kubectl, dict) else None
     m = re.match(r"v?1\.(\d+)", str(text or ""))
     return int(m.group(1)) if m else None
-
-
-def _controller(meta: dict) -> str | None:
-    for ref in meta.get("ownerReferences") or ():
-        if isinstance(ref, dict) and ref.get("controller"):
-            return f"{ref.get('kind')} {meta['namespace']}/{ref.get('name')}"
-    return None
-
-
-def _controller_uid(meta: dict) -> str | None:
-    for ref in meta.get("ownerReferences") or ():
-        if isinstance(ref, dict) and ref.get("controller"):
-            return str(ref.get("uid") or ref.get("name"))
-    return None
-
-
-_MAYBE_BOUND_TARGET = ("Running", "Failed")  # node_start.is_bound_target: never started, or rejected by the kubelet
-
-
-class PodsIndex:
-    """One pass over pods.json, one item at a time: usage per node (non-terminated pods bound there),
-    the holders, the targets (Pending or node-less pods) and the model's own findings. Nothing of a pod
-    is kept but its slim record, except a target's spec and status (the rules read them)."""
-
-    def __init__(self, *, file: str, findings: Findings, keep: tuple[str, str] | None = None,
-                 states: bool = False) -> None:
-        self.file = file
-        self.findings = findings
-        self.keep = keep
-        # states=True (diff): every pod's node and phase by namespace/name, valid or not, the last copy winning,
-        # so a resolved target can say "now runs on", "finished" or "deleted".
-        self.states: dict[str, tuple[str, str | None]] | None = {} if states else None
-        self.usage: dict[str, dict[str, int]] = {}
-        self.pods_on: dict[str, list[BoundPod]] = {}
-        self.unknown: dict[str, Violation] = {}
-        self.targets: list[Target] = []
-        self.keys: set[str] = set()
-        self.uids: set[str] = set()
-        self.asked: Target | None = None
-        self._by_resources: dict[bytes, dict[str, int]] = {}
-        # Every non-terminated bound pod's labels, claims, host ports and anti-affinity (model/placement.py).
-        self.label_sets = LabelSets()
-        self.placed: list[Row] = []
-        self.nominated: list[NominatedRow] = []  # pending pods nominated to a node (model/nominated.py)
-        self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
-        # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
-        self.newest: dict[str, tuple[str, str, str, str]] = {}
-
-    def _requests(self, spec: dict) -> dict[str, int]:
-        """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
-        DaemonSet's pods share one answer (150,000 pods have a few hundred). The dict is shared: never mutated."""
-        try:
-            key = orjson.dumps([[c.get("resources") for c in spec.get("containers") or ()],
-                                [[c.get("resources"), c.get("restartPolicy")] for c in spec.get("initContainers") or ()],
-                                spec.get("resources"), spec.get("overhead")])
-        except (TypeError, orjson.JSONEncodeError):
-            return effective_requests(spec)  # odd values: no memo, the rule itself decides
-        found = self._by_resources.get(key)
-        if found is None:
-            found = self._by_resources[key] = effective_requests(spec)
-        return found
-
-    def add(self, path: str, item: dict) -> list[Violation] | None:
-        """A valid item; returns the model's findings when it is invalid after all (duplicate, bad quantity)."""
-        meta = item["metadata"]
-        spec = item["spec"]
-        status = item.get("status") or {}
-        ns, name = meta["namespace"], meta["name"]
-        key = f"{ns}/{name}"
-        if self.states is not None:
-            self.states[key] = (spec.get("nodeName") or "", status.get("phase"))
-        uid = meta.get("uid")
-        if key in self.keys or (uid and uid in self.uids):
-            self.duplicates += 1
-            by_name = key in self.keys
-            what = f"a second pod {key}" if by_name else f"a second pod with uid {uid}"
-            return self.findings.add(self.file, [(f"{path}.metadata.{'name' if by_name else 'uid'}", "each pod once", what)])
-        self.keys.add(key)
-        if uid:
-            self.uids.add(uid)
-        phase = status.get("phase")
-        node = spec.get("nodeName") or ""
-        counts = node and phase not in TERMINATED
-        is_target = phase == "Pending" or not node
-        if not is_target and phase in _MAYBE_BOUND_TARGET:
-            first = status.get("containerStatuses")
-            # Asked of every running pod: the first container having started settles it without a call.
-            if not (phase == "Running" and isinstance(first, list) and first and isinstance(first[0], dict)
-                    and first[0].get("started") is True):
-                is_target = is_bound_target(node, status)
-        created = meta.get("creationTimestamp") or ""
-        refs = meta.get("ownerReferences")
-        if refs:  # asked of every pod: the owner's uid as the key, the tuple made only for a newer pod
-            for ref in refs:
-                if isinstance(ref, dict) and ref.get("controller"):
-                    owner = str(ref.get("uid") or ref.get("name"))
-                    seen = self.newest.get(owner)
-                    if seen is None or created >= seen[0]:  # equal times: the later in the file
-                        self.newest[owner] = (str(created), name, str(phase or ""), node)
-                    break
-        requests = None
-        try:
-            # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
-            if counts or is_target:
-                requests = self._requests(spec)
-        except QuantityError as exc:
-            # The slow, precise path only for the bad pod: name the container and the field.
-            bad = _extended_integer_problems(spec, path) or [(f"{path}.spec", "quantities the scheduler can use", str(exc))]
-            found = self.findings.add(self.file, bad)
-            self.add_invalid(path, item, found)
-            return found
-        if counts and requests is not None:
-            used = self.usage.get(node)
-            if used is None:
-                used = self.usage[node] = {}
-                self.pods_on[node] = []
-            for k, v in requests.items():
-                used[k] = used.get(k, 0) + v
-            used["pods"] = used.get("pods", 0) + 1
-            self.pods_on[node].append(BoundPod(namespace=ns, name=name, phase=phase, requests=requests))
-            self.placed.append((ns, name, node, self.label_sets.id_of(meta.get("labels") or {}),
-                                claim_names(spec, name), host_ports(spec),
-                                anti_terms_json(spec) if spec.get("affinity") else b""))
-        if is_target and phase not in TERMINATED and requests is not None and status.get("nominatedNodeName"):
-            nominated = nominated_node(spec, status)
-            if nominated:
-                self.nominated.append((ns, name, nominated, priority_of(spec), requests, host_ports(spec)))
-        if is_target or (ns, name) == self.keep:
-            annotations = meta.get("annotations") or {}
-            target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
-                            phase=phase, node_name=node, status=status, controller=_controller(meta),
-                            queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""),
-                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations},
-                            controller_uid=_controller_uid(meta), created_at=str(created))
-            if is_target:
-                self.targets.append(target)
-            else:
-                self.asked = target
-        return None
-
-    # -- a worker's share (bundle/streaming.py Splittable): the items after the split point ---------------
-    def part(self) -> "PodsIndex":
-        return PodsIndex(file=self.file, findings=Findings(), keep=self.keep, states=self.states is not None)
-
-    def summary(self) -> tuple:
-        """What a worker's part sends back (pickled): the bulk (every pod's key and uid, usage, holders, the
-        targets' specs) as one msgpack buffer, several times cheaper to make and read than pickling 100,000
-        small objects; the few objects (targets without their specs, findings) as they are."""
-        table: dict[int, int] = {}
-        requests: list[dict[str, int]] = []
-        holders = {}
-        for node, on in self.pods_on.items():
-            rows = []
-            for h in on:
-                ref = table.get(id(h.requests))
-                if ref is None:
-                    ref = table[id(h.requests)] = len(requests)
-                    requests.append(h.requests)
-                rows.append((h.namespace, h.name, h.phase, ref))
-            holders[node] = rows
-        specs = [(t.spec, t.status) for t in self.targets]
-        bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states, self.placed, self.label_sets.sets, self.newest, self.nominated))
-        bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
-        return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
-
-    def merge(self, summary: tuple) -> bool:
-        """The worker's part, as if its items had been added here after this index's own; False, changing
-        nothing, when that cannot be exact: a pod in both parts, or a second copy within the part (which of
-        name and uid the finding names depends on the pods before it: read the part here)."""
-        bulk, bare, unknown, asked, found, duplicates = summary
-        if duplicates:
-            return False
-        keys, uids, usage, holders, requests, specs, states, placed, label_sets, newest, nominated = msgspec.msgpack.decode(bulk)
-        if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
-            return False
-        self.keys.update(keys)
-        self.uids.update(uids)
-        for node, used in usage.items():  # same key order as one pass: this part's first, then new ones
-            mine = self.usage.get(node)
-            if mine is None:
-                self.usage[node] = used
-                self.pods_on[node] = []
-            else:
-                for k, v in used.items():
-                    mine[k] = mine.get(k, 0) + v
-        for node, rows in holders.items():
-            self.pods_on[node].extend(BoundPod(namespace=ns, name=name, phase=phase, requests=requests[ref])
-                                      for ns, name, phase, ref in rows)
-        ids = [self.label_sets.id_of(labels) for labels in label_sets]
-        self.placed.extend((ns, name, node, ids[lid], tuple(claims), tuple((pr, port, ip) for pr, port, ip in ports), anti)
-                           for ns, name, node, lid, claims, ports, anti in placed)
-        self.nominated.extend((ns, name, node, priority, asked, tuple((pr, port, ip) for pr, port, ip in ports))
-                              for ns, name, node, priority, asked, ports in nominated)
-        for node, first in unknown.items():
-            self.unknown.setdefault(node, first)
-        self.targets.extend(dataclasses.replace(t, spec=spec, status=status) for t, (spec, status) in zip(bare, specs))
-        if asked is not None:
-            self.asked = asked
-        self.findings.items.extend(found)
-        if self.states is not None:
-            self.states.update((key, (node, phase)) for key, (node, phase) in states.items())
-        for controller, theirs in newest.items():
-            theirs = tuple(theirs)
-            if controller not in self.newest or theirs > self.newest[controller]:
-                self.newest[controller] = theirs
-        return True
-
-    def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
-        """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence
-        if it is a target (or the pod asked about)."""
-        if not isinstance(item, dict):
-            return
-        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-        spec = item.get("spec") if isinstance(item.get("spec"), dict) else {}
-        status = item.get("status") if isinstance(item.get("status"), dict) else {}
-        node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
-        phase = status.get("phase") if isinstance(status.get("phase"), str) else None
-        first = violations[0] if violations else Violation(file=self.file, path=path, expected="a valid pod", found="invalid")
-        if node and phase not in TERMINATED:
-            self.unknown.setdefault(node, first)
-        ns, name = meta.get("namespace"), meta.get("name")
-        if self.states is not None and isinstance(ns, str) and isinstance(name, str):
-            self.states[f"{ns}/{name}"] = (node, phase)
-        if not (isinstance(ns, str) and isinstance(name, str) and ns and name):
-            return
-        target = Target(kind="Pod", namespace=ns, name=name, spec=None, created=True, source=f"{self.file} {path}",
-                        phase=phase, node_name=node, invalid=list(violations))
-        if phase == "Pending" or not node:
-            self.targets.append(target)
-        elif (ns, name) == self.keep:
-            self.asked = target
 
 
 def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str]]:

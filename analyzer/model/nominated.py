@@ -18,27 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analyzer.model.columns import Amounts, NodeColumns
+from analyzer.model.placement import NominatedRow
 
 NOMINATED = "nominated here by preemption"
-DEFAULT_SCHEDULER = "default-scheduler"
 
-# One nominated pod as the pods index keeps it: (namespace, name, node, priority, requests, host ports).
-NominatedRow = tuple[str, str, str, int, dict[str, int], tuple[tuple[str, int, str], ...]]
-
-
-def priority_of(spec: dict) -> int:
-    """corev1.PodPriority: spec.priority, 0 when unset."""
-    value = spec.get("priority")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def nominated_node(spec: dict, status: dict) -> str:
-    """The node a pending, unbound pod of the default scheduler is nominated to ("" when none): only pods in that
-    scheduler's queue are in its nominator."""
-    name = status.get("nominatedNodeName")
-    if not isinstance(name, str) or not name or spec.get("nodeName"):
-        return ""
-    return name if (spec.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,9 @@ from analyzer.model.labels import Selector
 
 # One bound pod: (namespace, name, node, label-set id, claim names, host ports, required anti-affinity JSON).
 Row = tuple[str, str, str, int, tuple[str, ...], tuple[tuple[str, int, str], ...], bytes]
+# One pending pod nominated to a node by preemption (model/nominated.py): (namespace, name, node, priority,
+# requests, host ports).
+NominatedRow = tuple[str, str, str, int, dict[str, int], tuple[tuple[str, int, str], ...]]
 
 
 class LabelSets:

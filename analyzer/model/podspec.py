@@ -14,6 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Callable, TypeVar
 
+from analyzer.kube import DEFAULT_SCHEDULER
 from analyzer.model import quantity
 from analyzer.model.accelerators import NO_GPU_VISIBLE_DEVICES, REDACTION_MARKER, AcceleratorConfig, is_extended
 from analyzer.model.quantity import QuantityError
@@ -244,3 +245,18 @@ def qos_best_effort(spec: dict) -> bool:
             if any(k in ("cpu", "memory") for k in (res.get(section) or {})):
                 return False
     return True
+
+
+def priority_of(spec: dict) -> int:
+    """corev1.PodPriority: spec.priority, 0 when unset."""
+    value = spec.get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def nominated_node(spec: dict, status: dict) -> str:
+    """The node a pending, unbound pod of the default scheduler is nominated to ("" when none): only pods in that
+    scheduler's queue are in its nominator."""
+    name = status.get("nominatedNodeName")
+    if not isinstance(name, str) or not name or spec.get("nodeName"):
+        return ""
+    return name if (spec.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER else ""

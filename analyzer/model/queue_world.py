@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from analyzer.bundle.validation import Loaded
 from analyzer.model.queue_quota import QuotaTree, reservations
 from analyzer.model.queues import Kueue, build_kueue
-from analyzer.model.volcano import Volcano, build_volcano, group_name
+from analyzer.model.volcano import Volcano, build_volcano
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,15 +26,3 @@ class QueueWorld:
 def build_queues(loaded: Loaded) -> QueueWorld:
     kueue = build_kueue(loaded)
     return QueueWorld(kueue=kueue, tree=QuotaTree(kueue, reservations(kueue)), volcano=build_volcano(loaded))
-
-
-def queue_hints(meta: dict) -> dict[str, str]:
-    """What a pod says about the queue that holds it: Kueue's queue-name label, Volcano's PodGroup annotation."""
-    out = {}
-    label = (meta.get("labels") or {}).get(QUEUE_LABEL)
-    if isinstance(label, str):
-        out["queue-name"] = label
-    group = group_name(meta.get("annotations") or {})
-    if group:
-        out["group-name"] = group
-    return out

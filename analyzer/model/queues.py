@@ -17,7 +17,6 @@ from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
 
 KUEUE_GROUP_PREFIX = "kueue.x-k8s.io/"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 STOPPED = ("Hold", "HoldAndDrain")
 WORKLOADS, LOCAL_QUEUES, CLUSTER_QUEUES, FLAVORS, COHORTS, CHECKS = KUEUE

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.kube import GROUP_ANNOTATIONS
 from analyzer.bundle.catalog import VOLCANO
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
@@ -15,7 +16,6 @@ from analyzer.model.podspec import effective_requests
 from analyzer.model.quantity import QuantityError
 
 PODGROUPS, QUEUES, JOBS = VOLCANO
-GROUP_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/group-name")
 DEFAULT_QUEUE = "default"
 
 

@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer import words
+from analyzer.kube import PROVREQ_ANNOTATIONS
 from analyzer.model.autoscalers import (
     CA,
     KARPENTER,
-    PROVREQ_ANNOTATIONS,
     Autoscalers,
     NodePool,
     Said,

@@ -8,7 +8,8 @@ from __future__ import annotations
 from analyzer.bundle.catalog import JOBS
 from analyzer.bundle.validation import Loaded
 from analyzer.model.queue_quota import admitted
-from analyzer.model.queue_world import QUEUE_LABEL, QueueWorld
+from analyzer.kube import QUEUE_LABEL
+from analyzer.model.queue_world import QueueWorld
 from analyzer.model.target import Target
 
 BUILTIN_GROUPS = ("", "v1", "apps", "batch")
