@@ -172,7 +172,7 @@ def _unmap_pages(data: bytes | mmap.mmap) -> None:
 
 
 class Splittable(ItemSink, Protocol):
-    """A sink whose work can be shared with a worker process (pods: model.build.PodsIndex). The worker fills
+    """A sink whose work can be shared with a worker process (pods: model.pods_index.PodsIndex). The worker fills
     `part()`, a new empty sink alike, with the items after the split point and sends back its `summary()`;
     `merge(summary)` adds it as if those items had come here after this sink's own, or returns False,
     changing nothing, when that cannot be exact (a pod in both shares, say); then they are read here."""

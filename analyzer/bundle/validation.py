@@ -194,7 +194,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     """Read, check and validate every file of the bundle that the analyzer uses.
 
     Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
-    caller's sink (pods to model.build.PodsIndex) instead of being kept: such a kind is not in
+    caller's sink (pods to model.pods_index.PodsIndex) instead of being kept: such a kind is not in
     `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
     `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile()`: called after this
     process has read its files and before it waits for a worker's share (the caller's next imports).

@@ -1,6 +1,6 @@
 """Where the existing pods are, as the inter-pod, spread, host-port and volume filters count them (filters.md).
 
-Built once per bundle from the pods index (model/build.py keeps one slim row per non-terminated pod bound to a
+Built once per bundle from the pods index (model/pods_index.py keeps one slim row per non-terminated pod bound to a
 node: its labels, claims, host ports and required anti-affinity terms). Pods are grouped by (namespace, label set):
 a ReplicaSet's replicas share one group, so "which pods match this selector" is asked once per group, not per pod,
 and the answer per (selector, namespaces) is made once and shared by every pod shape that asks it. Never
