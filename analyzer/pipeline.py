@@ -18,6 +18,7 @@ from analyzer.bundle.streaming import LAYOUT_SPLIT, KeepIf, LayoutMisread, Progr
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.node_start import is_node_event_reason
 from analyzer.model.pods_index import PodsIndex
 from analyzer.model.views import Findings
 
@@ -154,8 +155,6 @@ def _event_reasons() -> frozenset[str]:
 
 
 def _wanted_event(event: dict) -> bool:
-    from analyzer.model.node_start import is_node_event_reason
-
     reason = event.get("reason")
     return reason in _event_reasons() or is_node_event_reason(reason)
 
