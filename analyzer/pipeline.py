@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from analyzer.bundle.catalog import EVENTS, PODS
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
-from analyzer.bundle.streaming import LAYOUT_SPLIT, KeepIf, LayoutMisread, Progress
+from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread
+from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig

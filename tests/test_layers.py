@@ -121,9 +121,10 @@ def test_reading_a_bundle_imports_neither_the_rules_nor_numpy_before_its_worker_
 
 
 def test_the_parent_reads_less_of_pods_json_the_more_other_files_it_reads():
+    # The first split only: the worker then takes from the end of the parent's share (bundle/sharing.py).
     from analyzer.bundle.forked import MEANWHILE_BYTES, parent_share
 
     pods = 1_700 << 20
     shares = [parent_share(pods, others, MEANWHILE_BYTES) for others in (0, 100 << 20, 340 << 20, 2_000 << 20)]
-    assert shares == sorted(shares, reverse=True) and 0.2 <= shares[-1] < shares[0] <= 0.6
+    assert shares == sorted(shares, reverse=True) and 0.3 <= shares[-1] < shares[0] <= 0.8
     assert parent_share(pods, 340 << 20) > parent_share(pods, 340 << 20, MEANWHILE_BYTES)

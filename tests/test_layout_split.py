@@ -67,6 +67,34 @@ def test_a_truncated_pod_gives_the_words_of_the_whole_file(tmp_path: Path, monke
     assert result.returncode == 2 and "pods.json" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_the_separator_with_the_first_field_finds_what_the_plain_one_finds() -> None:
+    data = (LAB / "pods.json").read_bytes()
+    plain = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
+    fast = layout_split(data, ("apiVersion", "kind", "metadata"), first_field="apiVersion")[1]
+    assert len(plain) > 1 and (fast.starts, fast.ends) == (plain.starts, plain.ends)
+
+
+@pytest.mark.parametrize("first", ["aardvark", None])
+def test_a_pod_whose_first_field_is_not_apiversion_is_still_read_as_one_pod(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str | None) -> None:
+    # The split searches for the separator followed by "apiVersion" (catalog.Kind.first_field): a hand-edited pod
+    # with a field sorting before it, or none, is read with its neighbour as one slice, which does not parse, and
+    # the file is read again without the layout split: the answers and the JSON paths are those of the whole file.
+    bundle = copy_bundle(tmp_path)
+    doc = _pods(bundle)
+    pod = doc["items"][2]
+    if first is None:
+        del pod["apiVersion"]
+    else:
+        pod[first] = "x"
+    doc["items"][2] = dict(sorted(pod.items()))
+    _write(bundle, doc)
+    want = _same(monkeypatch, bundle)
+    assert want["verdicts"] and "error" not in want
+    plain = run_cli("analyze", LAB, "-o", "words")
+    assert run_cli("analyze", bundle, "-o", "words").stdout == plain.stdout
+
+
 def test_compact_json_is_not_the_layout_and_answers_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bundle = copy_bundle(tmp_path)
     _write(bundle, _pods(bundle), indent=None)

@@ -41,7 +41,7 @@ def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool
 
     with monkeypatch.context() as m:
         m.setattr(streaming, "_split", never)
-        m.setattr(streaming, "layout_split", lambda data, fields, upto=None: None)
+        m.setattr(streaming, "layout_split", lambda data, fields, upto=None, first_field="": None)
         try:
             with open_bundle(path) as bundle:
                 loaded = load_documents(bundle, strict=strict)
@@ -157,7 +157,7 @@ def test_a_lost_worker_is_redone_here(generated: Path, monkeypatch: pytest.Monke
         want = _streamed(generated, strict=False)
     with monkeypatch.context() as m:
         made = _counting_children(m)
-        m.setattr(streaming, "_worker_share", lost)
+        m.setattr(streaming, "worker_share", lost)
         assert _shared(monkeypatch, generated, strict=False) == want
     assert made == [1]
 

@@ -66,6 +66,11 @@ class Child:
         self._pid = pid
         self._read = read
 
+    @property
+    def done_fd(self) -> int:
+        """Readable once the child is done (its result is coming) or gone: select() on it never consumes anything."""
+        return self._read
+
     def result(self) -> object | None:
         """The child's return value, or None when it failed; waits for it once."""
         if self._done:
@@ -156,14 +161,19 @@ OTHER_BYTE = 0.5
 MEANWHILE_BYTES = 20 << 20
 
 
+# The worker takes from this process's share once done with its own (bundle/sharing.py), never the other way: the
+# first split leans this way by this much, so a worker slower than the estimate still finishes first.
+STEAL_MARGIN = 0.15
+
+
 def parent_share(size: int, others: int, meanwhile: int = 0) -> float:
-    """This process's share of a List of `size` bytes so that both processes finish together: after its share it
-    reads the other files (`others` bytes) and does `meanwhile` bytes' worth of other work, while the worker reads
-    the rest and finds where its items start."""
+    """Where the worker's items start in a List of `size` bytes: the share that would end both processes together
+    (after its share this process reads the other files, `others` bytes, and does `meanwhile` bytes' worth of
+    other work, while the worker reads the rest and finds where its items start), leaning to this process."""
     if size <= 0:
         return PARENT_SHARE
     mine = OTHER_BYTE * others + meanwhile
-    return min(0.6, max(0.2, (1.1 * size - mine) / (2.1 * size)))
+    return min(0.8, max(0.3, (1.1 * size - mine) / (2.1 * size) + STEAL_MARGIN))
 
 
-__all__ = ["Child", "ENV", "MEANWHILE_BYTES", "PARENT_SHARE", "available", "parent_share", "start"]
+__all__ = ["Child", "ENV", "MEANWHILE_BYTES", "PARENT_SHARE", "STEAL_MARGIN", "available", "parent_share", "start"]

@@ -30,6 +30,15 @@ LAYOUT_SPLIT = contextvars.ContextVar("layout_split", default=True)
 _OPEN = b'\n    "items": [\n        {\n'
 _SEP = b"\n        },\n        {\n"
 _CLOSE = b"\n        }\n    ]"
+_FIELD_INDENT = b" " * 12
+
+
+def _separator(first_field: str) -> bytes:
+    """The run between two items, with the next item's first field when the kind names it: CPython's search skips
+    whole runs of indentation only when the needle ends in something else (three times faster on pods.json)."""
+    if not first_field:
+        return _SEP
+    return _SEP + _FIELD_INDENT + b'"' + first_field.encode() + b'"'
 
 
 class Slices:
@@ -40,9 +49,24 @@ class Slices:
     next one's start is the last of `starts`, and `complete()` scans the rest. So the worker process that
     reads the later items finds them itself, on its own core, instead of this one finding all before the fork."""
 
-    def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int) -> None:
-        self.data, self.starts, self.ends, self.close = data, starts, ends, close
+    def __init__(self, data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int,
+                 sep: bytes = _SEP) -> None:
+        self.data, self.starts, self.ends, self.close, self.sep = data, starts, ends, close, sep
         self._released = 0
+
+    def begin(self, i: int) -> None:
+        """Reading goes on from item i: when that is before the pages already let go (a range taken from the other
+        process's share), let go from there on."""
+        if self.starts[i] < self._released:
+            self._released = self.starts[i] & ~(mmap.PAGESIZE - 1)
+
+    def drop_pages(self) -> None:
+        """Let every mapped page go from this process (after a scan: each item's pages come back as it is read)."""
+        if isinstance(self.data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            try:
+                self.data.madvise(mmap.MADV_DONTNEED)
+            except OSError:
+                pass
 
     def release(self, i: int) -> None:
         """Let the mapped pages before item i go from this process (its items there are read; the pages stay
@@ -80,30 +104,33 @@ class Slices:
     def complete(self) -> None:
         """Find the items after the stop (nothing to do when the split went to the end)."""
         if self.partial:
-            _scan(self.data, self.starts, self.ends, self.close, None)
+            _scan(self.data, self.starts, self.ends, self.close, None, self.sep)
 
 
-def _scan(data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int, upto: int | None) -> None:
+def _scan(data: bytes | mmap.mmap, starts: list[int], ends: list[int], close: int, upto: int | None,
+          sep: bytes = _SEP) -> None:
     """Extend starts/ends from the item starting at starts[-1]; with `upto`, stop once an item starts at or
     after that offset (its start kept, its end not yet known)."""
     find = data.find
-    at = find(_SEP, starts[-1], close)
+    step = len(_SEP) - 2  # from a separator to the `{` opening the next item
+    at = find(sep, starts[-1], close)
     while at >= 0:
         ends.append(at + 10)  # after the `}` closing an item
-        starts.append(at + len(_SEP) - 2)
+        starts.append(at + step)
         if upto is not None and at >= upto:
             return
-        at = find(_SEP, at + len(_SEP) - 2, close)
+        at = find(sep, at + step, close)
     ends.append(close + 10)
 
 
 def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...],
-                 upto: float | None = None) -> tuple[dict, Slices] | None:
+                 upto: float | None = None, first_field: str = "") -> tuple[dict, Slices] | None:
     """The split of a List in kubectl's own layout by its byte runs (a scan for a separator, in C, instead of
     decoding 1.6 GB into raw slices): the envelope (everything but the items, parsed as one small document)
     and the items' offsets. Every byte of the file is in the envelope or in an item, and each item is parsed
     by orjson when visited, so a malformed file is still found malformed (then read whole, same messages).
     `upto` (a share, 0 to 1, of the items' bytes): stop there; Slices.complete() finds the rest.
+    `first_field` (catalog.Kind.first_field): the field every item starts with, searched with the separator.
     None when the file is not in that layout or its envelope is not the plain one: the decoding split (bundle/streaming.py) decides then."""
     head = data.find(_OPEN, 0, 4096)
     if head < 0 or data[:1] != b"{":
@@ -121,5 +148,6 @@ def layout_split(data: bytes | mmap.mmap, envelope_fields: tuple[str, ...],
     del envelope["items"]
     starts: list[int] = [first]
     ends: list[int] = []
-    _scan(data, starts, ends, close, None if upto is None else first + int((close - first) * upto))
-    return envelope, Slices(data, starts, ends, close)
+    sep = _separator(first_field)
+    _scan(data, starts, ends, close, None if upto is None else first + int((close - first) * upto), sep)
+    return envelope, Slices(data, starts, ends, close, sep)

@@ -17,7 +17,7 @@ import functools
 import mmap
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 import msgspec
 import orjson
@@ -27,20 +27,12 @@ from analyzer.bundle.forked import PARENT_SHARE
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
 from analyzer.bundle.checksum import Hasher
-from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread, Slices, layout_split
-from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of, violations
+from analyzer.bundle.layout import LAYOUT_SPLIT, Slices, layout_split
+from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.reading import parse_json
+from analyzer.bundle.sharing import (Add, ItemSink, Pending, Shares, Splittable, UnreadableItem, chunk_of, unreadable,
+                                     visit, worker_share)
 from analyzer.errors import BundleError
-
-
-class ItemSink(Protocol):
-    """Where the items of one kind go, one at a time, in file order."""
-
-    def add(self, path: str, item: dict) -> object:
-        """A schema-valid item (`path`: its JSON path, `$.items[N]` or `$`)."""
-
-    def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
-        """An item the schema refused, with its findings."""
 
 
 Progress = Callable[[int, int], None]  # (items done, items in the file)
@@ -87,14 +79,9 @@ class KeepIf(KeepAll):
 class Streamed:
     """What streaming one file gave: how many items, and whether it held a single object."""
 
-    count: int  # with a pending worker's share, this process's items only: Pending.count has them all
+    count: int  # with a pending worker's share 0: Pending.count has them all
     single: bool
     pending: "Pending | None" = None  # the worker's share, when one reads it (stream_list)
-
-
-class UnreadableItem(BundleError):
-    """An item orjson refuses after earlier items were handed over: the caller takes back the findings
-    recorded since the file began (the whole-document path reports only this error)."""
 
 
 class EnvelopeError(BundleError):
@@ -171,137 +158,23 @@ def _unmap_pages(data: bytes | mmap.mmap) -> None:
             pass
 
 
-class Splittable(ItemSink, Protocol):
-    """A sink whose work can be shared with a worker process (pods: model.pods_index.PodsIndex). The worker fills
-    `part()`, a new empty sink alike, with the items after the split point and sends back its `summary()`;
-    `merge(summary)` adds it as if those items had come here after this sink's own, or returns False,
-    changing nothing, when that cannot be exact (a pod in both shares, say); then they are read here."""
-
-    def part(self) -> "Splittable": ...
-
-    def summary(self) -> object: ...
-
-    def merge(self, summary: object) -> bool: ...
-
-
 SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
-
-
-Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]
-
-
-def _visit(raws: list, lo: int, hi: int, *, file: str, item_check: Compiled, sink: ItemSink, add: Add,
-           progress: Callable[[int], None] | None = None) -> int | None:
-    """Items lo..hi-1: parse, validate, hand to the sink, drop. Returns the index of an item orjson
-    refuses (the caller reports the file unreadable), else None."""
-    is_valid = item_check.is_valid
-    loads = orjson.loads
-    release = raws.release if isinstance(raws, Slices) else None
-    for i in range(lo, hi):
-        raw = raws[i]
-        raws[i] = None  # the slice goes as soon as its item is read
-        try:
-            item = loads(memoryview(raw))
-        except orjson.JSONDecodeError:
-            return i
-        del raw
-        path = f"$.items[{i}]"
-        if is_valid(item):
-            sink.add(path, item)
-        else:
-            sink.add_invalid(path, item, add(file, findings_of(item_check, item, ("items", i))))
-        if not i & 1023:
-            if progress is not None:
-                progress(i)
-            if release is not None:
-                release(i)
-    return None
-
-
-def _unreadable(data: bytes | mmap.mmap, file: str, index: int, raws: object = None) -> UnreadableItem:
-    """An item orjson refuses makes the file unreadable, as orjson on the whole file would: the message is
-    orjson's on the whole file, the same words the whole-document path gives. A file that parses whole
-    after all, split by kubectl's layout, was misread by that split (two values at an item's depth between
-    two separators): LayoutMisread, and the caller reads the bundle again without it."""
-    try:
-        parse_json(data, file)
-    except BundleError as exc:
-        return UnreadableItem(exc.file, exc.message, exc.path)
-    if isinstance(raws, Slices):
-        raise LayoutMisread(file)
-    return UnreadableItem(file, "not JSON: an item orjson cannot read", f"$.items[{index}]")
-
-
-class Pending:
-    """The worker's share of one List, still being read (the caller reads other files meanwhile);
-    `finish()` merges it, or reads it here when the worker failed, and sets `count` (the List's items).
-    `abandon()` stops the worker."""
-
-    def __init__(self, *, child: forked.Child, data: bytes | mmap.mmap, raws: list | Slices, lo: int, file: str,
-                 item_check: Compiled, sink: Splittable, add: Add) -> None:
-        self.child, self.data, self.raws, self.lo = child, data, raws, lo
-        self.file, self.item_check, self.sink, self.add = file, item_check, sink, add
-        self.count = lo
-
-    def finish(self) -> None:
-        """Raises UnreadableItem as reading them here would."""
-        try:
-            got = self.child.result()
-            if got is not None:
-                summary, found, bad, count = got  # type: ignore[misc]
-                if bad is not None:
-                    raise _unreadable(self.data, self.file, bad, self.raws)
-                if self.sink.merge(summary):
-                    for triples in found:
-                        self.add(self.file, triples)
-                    self.count = count
-                    return
-            if isinstance(self.raws, Slices):
-                self.raws.complete()
-            bad = _visit(self.raws, self.lo, len(self.raws), file=self.file, item_check=self.item_check,
-                         sink=self.sink, add=self.add)
-            if bad is not None:
-                raise _unreadable(self.data, self.file, bad, self.raws)
-            self.count = len(self.raws)
-        finally:
-            self.data = self.raws = None  # type: ignore[assignment]
-
-    def abandon(self) -> None:
-        self.child.abandon()
-        self.data = self.raws = None  # type: ignore[assignment]
-
-
-def _worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compiled, sink: Splittable) -> tuple:
-    """In the worker: items lo.. into a fresh part (finding them first when the split stopped at lo);
-    (its summary, each invalid item's findings, unreadable index, the List's item count)."""
-    if isinstance(raws, Slices) and raws.partial:
-        raws.complete()
-        _unmap_pages(raws.data)  # as after the split before the fork: the scanned pages are not this worker's memory
-    part = sink.part()
-    found: list[list[tuple[str, str, str]]] = []
-
-    def add(file: str, triples: list[tuple[str, str, str]]) -> list[Violation]:
-        found.append(triples)
-        return violations(file, triples)
-
-    bad = _visit(raws, lo, len(raws), file=file, item_check=item_check, sink=part, add=add)
-    return part.summary(), found, bad, len(raws)
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
                 progress: Progress | None = None, hasher: Hasher | None = None, share: float = PARENT_SHARE) -> Streamed:
     """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
     (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
-    A large List given to a Splittable sink is shared with a worker process (bundle/forked.py): this
-    process reads the items in the first `share` of the bytes (parent_share), the worker the rest (in kubectl's layout
-    it also finds where they start), and `Streamed.pending` must be finished (or abandoned) by the caller;
-    the caller's checksum `hasher` pauses while the process forks. The caller drops `data` afterwards;
-    nothing here keeps it."""
+    A large List given to a Splittable sink is shared with a worker process (bundle/sharing.py): the worker
+    reads the items after the first `share` of the bytes (forked.parent_share) at once (in kubectl's layout it
+    also finds where they start), and `Streamed.pending` must be finished (or abandoned) by the caller: that
+    reads this process's items, whatever the worker has not taken from their end meanwhile. The caller's
+    checksum `hasher` pauses while the process forks. The caller drops `data` afterwards; nothing here keeps it."""
     envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
     shared = hasattr(sink, "part") and forked.available()
     try:
         one_pass = _envelope_type(kind)
-        found = (layout_split(data, one_pass[1], share if shared else None)
+        found = (layout_split(data, one_pass[1], share if shared else None, BY_NAME[kind].first_field)
                  if LAYOUT_SPLIT.get() and one_pass is not None else None)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
@@ -312,39 +185,43 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     del envelope
     _unmap_pages(data)
     total = len(raws) if not isinstance(raws, Slices) else int(len(raws) / max(raws.covered(), 1e-9))  # an estimate
-    child = None
-    stop = len(raws)
     if shared and total >= SPLIT_MIN_ITEMS:
-        if not isinstance(raws, Slices):
-            stop = max(1, int(total * share))
-        share = functools.partial(_worker_share, raws, stop, file=file, item_check=item_check, sink=sink)
-        if hasher is not None:
-            hasher.pause()  # no thread of ours running while the process forks
-        try:
-            child = forked.start(share)
-        finally:
-            if hasher is not None:
-                hasher.resume()
-    if child is None and isinstance(raws, Slices):
+        stop = len(raws) if isinstance(raws, Slices) else max(1, int(total * share))
+        pending = _fork(data, raws, stop, total, file=file, item_check=item_check, sink=sink, add=add, hasher=hasher)
+        if pending is not None:
+            return Streamed(count=0, single=False, pending=pending)
+    if isinstance(raws, Slices):
         raws.complete()
-        stop = total = len(raws)
-    tick = None
+    total = len(raws)
+    tick = None if progress is None else (lambda i: progress(i, total))
+    bad = visit(raws, 0, total, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
+    if bad is not None:
+        raise unreadable(data, file, bad, raws)
     if progress is not None:
-        scale = total / stop if stop else 1.0  # the worker's share goes at about the same pace
-        tick = lambda i: progress(min(int(i * scale), total), total)  # noqa: E731
+        progress(total, total)
+    return Streamed(count=total, single=False)
+
+
+def _fork(data: bytes | mmap.mmap, raws: list | Slices, stop: int, total: int, *, file: str, item_check: Compiled,
+          sink: Splittable, add: Add, hasher: Hasher | None) -> Pending | None:
+    """A worker reading the items from `stop` on (and taking from the end of this process's), or None when
+    none could be forked; the caller's checksum `hasher` pauses while the process forks."""
+    shares = Shares(stop)
+    chunk = chunk_of(stop)
+    work = functools.partial(worker_share, raws, stop, file=file, item_check=item_check, sink=sink, shares=shares,
+                             least=chunk)
+    if hasher is not None:
+        hasher.pause()  # no thread of ours running while the process forks
     try:
-        bad = _visit(raws, 0, stop, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
-        if bad is not None:
-            raise _unreadable(data, file, bad, raws)
-        if progress is not None:
-            progress(total, total)
-    except BaseException:
-        if child is not None:
-            child.abandon()  # whatever ends this run here (Ctrl-C, no memory, an unreadable item) ends the worker
-        raise
-    pending = None if child is None else Pending(child=child, data=data, raws=raws, lo=stop, file=file,
-                                                 item_check=item_check, sink=sink, add=add)  # type: ignore[arg-type]
-    return Streamed(count=stop, single=False, pending=pending)
+        child = forked.start(work)
+    finally:
+        if hasher is not None:
+            hasher.resume()
+    if child is None:
+        shares.close()
+        return None
+    return Pending(child=child, shares=shares, data=data, raws=raws, file=file, item_check=item_check, sink=sink,
+                   add=add, chunk=chunk, total=total)
 
 
 def _check_envelope(envelope_check: Compiled, doc: object, file: str,

@@ -120,11 +120,13 @@ class Deferred:
 
 
 def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink | None,
-                 progress: Progress | None, share: float = PARENT_SHARE) -> tuple[Document | None, "Deferred | None"]:
+                 progress: Callable[[str], Progress | None] | None, share: float = PARENT_SHARE
+                 ) -> tuple[Document | None, "Deferred | None"]:
     """Read one List once, its items one at a time (bundle/streaming.py). With a caller's `sink` (pods)
     nothing is kept here and the Document is None; otherwise the items are kept as a Document (small kinds).
-    The second value, when not None, finishes a share of the items a worker process is still reading
-    (stream_list): the caller may read other files first, and must call it before using the sink."""
+    The second value, when not None, finishes a List shared with a worker process (bundle/sharing.py): it reads
+    this process's share of the items and merges the worker's; the caller reads other files first, and must
+    call it before using the sink."""
     rel = f"{kind}.json"
     data = loaded.bundle.read_mapped(rel)
     size = len(data)
@@ -140,52 +142,56 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         hasher.join()
         loaded.note_changed(manifest_findings(rel, size, hasher.digest, index), at)
 
-    try:
-        streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
-                               add=loaded.add, progress=progress, hasher=hasher, share=share)
-    except UnreadableItem as exc:
+    def unreadable(exc: UnreadableItem) -> BundleError:
         del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
         loaded.violation_count = count_at
-        raise BundleError(exc.file, exc.message, exc.path) from None
+        return BundleError(exc.file, exc.message, exc.path)
+
+    try:
+        streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
+                               add=loaded.add, progress=progress(rel) if progress else None, hasher=hasher, share=share)
     except EnvelopeError as exc:
         checked()
         raise BundleError(exc.file, exc.message, exc.path) from None
-    finally:
-        if hasher:
-            hasher.join()
-    try:
-        checked()
-    except BaseException:
-        if streamed.pending is not None:
-            streamed.pending.abandon()
+    except BaseException as exc:
+        if hasher is not None:
+            hasher.pause()  # its thread reads the file's pages; the digest is not needed now
+        if isinstance(exc, UnreadableItem):
+            raise unreadable(exc) from None
         raise
     del data
     pending = streamed.pending
-    finish = None
-    if pending is not None:
-        after = len(loaded.violations)
-
-        def finish() -> None:
-            # The worker's findings go where reading its items here would have put them: after this file's
-            # own, before those of any file read meanwhile, within the same MAX_DETAILED first findings.
-            later = loaded.violations[after:]
-            del loaded.violations[after:]
-            try:
-                pending.finish()
-            except UnreadableItem as exc:
-                del loaded.violations[at:]  # as in the serial path: only the file's error is reported
-                loaded.violation_count = count_at
-                raise BundleError(exc.file, exc.message, exc.path) from None
-            loaded.violations.extend(later)
-            del loaded.violations[MAX_DETAILED:]
-            loaded.streamed[kind] = pending.count
-
-    deferred = None if finish is None else Deferred(finish=finish, abandon=pending.abandon)  # type: ignore[union-attr]
-    if sink is not None:
-        if pending is None:
+    if pending is None:
+        checked()
+        if sink is not None:
             loaded.streamed[kind] = streamed.count
-        return None, deferred
-    return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), deferred  # type: ignore[union-attr]
+            return None, None
+        return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), None  # type: ignore[union-attr]
+
+    def finish() -> None:
+        # This process's items, then the worker's, go where reading them all here would have put their findings:
+        # after the file's own checksum findings, before those of any file read meanwhile.
+        later = loaded.violations[at:]
+        del loaded.violations[at:]
+        try:
+            pending.finish(progress(rel) if progress else None)
+        except BaseException as exc:
+            if hasher is not None:
+                hasher.pause()
+            if isinstance(exc, UnreadableItem):
+                raise unreadable(exc) from None
+            raise
+        loaded.violations.extend(later)
+        del loaded.violations[MAX_DETAILED:]
+        checked()
+        loaded.streamed[kind] = pending.count
+
+    def abandon() -> None:
+        pending.abandon()
+        if hasher is not None:
+            hasher.pause()  # its thread reads the file's pages: stopped before the bundle closes them
+
+    return None, Deferred(finish=finish, abandon=abandon)
 
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
@@ -262,9 +268,8 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             continue
         try:
             sink = sinks.get(kind)
-            tick = progress(rel) if progress else None
             if isinstance(sink, KeepIf):
-                _stream_kind(loaded, schemas, kind, sink, tick)
+                _stream_kind(loaded, schemas, kind, sink, progress)
                 loaded.streamed.pop(kind, None)
                 loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, positions=sink.positions)
             else:
@@ -272,7 +277,7 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
                 if hasattr(sink, "part"):  # shared with a worker: balanced against the files read here meanwhile
                     share = parent_share(bundle.size(rel), sum(bundle.size(f"{k}.json") for k in NAMES if k != kind),
                                          meanwhile)
-                document, later = _stream_kind(loaded, schemas, kind, sink, tick, share)
+                document, later = _stream_kind(loaded, schemas, kind, sink, progress, share)
                 if later is not None:
                     if kind in REQUIRED:
                         deferred.append(later)

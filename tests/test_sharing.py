@@ -1,0 +1,112 @@
+"""A List shared by two processes (bundle/sharing.py): the worker takes from the end of this process's items.
+
+Whatever the timing, every item is read exactly once, by one process, and the answer is the one-pass answer; a
+worker that dies, even holding the lock, neither hangs this process nor loses an item.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from test_streaming import _shared, _streamed
+
+from analyzer import pipeline
+from analyzer.bundle import forked
+from analyzer.bundle.sharing import Shares
+
+
+@pytest.fixture
+def alarm():
+    """A hang fails the test instead of the suite."""
+    def stop(*_: object) -> None:
+        raise TimeoutError("the parent waited for a lock nobody will give back")
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, before)
+
+
+def _claim_all(shares: Shares, n: int) -> list[tuple[int, int]]:
+    mine = []
+    while True:
+        lo, hi = shares.claim(n)
+        if lo >= hi:
+            return mine
+        mine.append((lo, hi))
+
+
+def test_claims_and_steals_never_overlap_and_leave_nothing_out(alarm: None) -> None:
+    items = 200_000
+    shares = Shares(items)
+
+    def thief() -> list[tuple[int, int]]:
+        taken = []
+        while True:
+            lo, hi = shares.steal(1)
+            if lo >= hi:
+                return taken
+            taken.append((lo, hi))
+
+    child = forked.Child(thief)
+    shares.worker_done = child.done_fd
+    mine = _claim_all(shares, 3)
+    theirs = child.result()
+    shares.close()
+    assert theirs, "the worker took nothing"
+    covered = sorted(mine + theirs)  # type: ignore[operator]
+    assert covered[0][0] == 0 and covered[-1][1] == items
+    assert all(a[1] == b[0] for a, b in zip(covered, covered[1:]))  # no gap, no item read twice
+
+
+def test_a_worker_that_dies_holding_the_lock_does_not_hang_this_process(alarm: None) -> None:
+    shares = Shares(1_000)
+
+    def die_holding_it() -> None:
+        shares._acquire()
+        os._exit(1)  # killed between taking the token and giving it back
+
+    child = forked.Child(die_holding_it)
+    shares.worker_done = child.done_fd
+    time.sleep(0.2)  # the child has taken the token by now
+    got = _claim_all(shares, 100)
+    assert child.result() is None
+    shares.close()
+    assert got[0][0] == 0 and got[-1][1] == 1_000  # everything was left to this process
+
+
+def test_a_parent_slow_to_reach_its_share_has_most_of_it_read_by_the_worker(
+        generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent reads its own pods last (after the other files and its imports); held up there, its share is
+    taken from the end, half at a time, by the worker, and the answer is still the one-pass answer."""
+    with monkeypatch.context() as m:
+        m.setenv(forked.ENV, "0")
+        want = _streamed(generated, strict=False)
+    parts: list[list[tuple]] = []
+    real_result = forked.Child.result
+
+    def recorded(self: forked.Child) -> object:
+        got = real_result(self)
+        if isinstance(got, tuple) and isinstance(got[0], list):
+            parts.append([(p[0], p[1]) for p in got[0]])
+        return got
+
+    real_rest = pipeline._the_rest
+
+    def slow_rest() -> None:
+        time.sleep(1.0)  # a busy machine, or many other files
+        real_rest()
+
+    with monkeypatch.context() as m:
+        m.setattr(forked.Child, "result", recorded)
+        m.setattr(pipeline, "_the_rest", slow_rest)
+        got = _shared(monkeypatch, generated, strict=False)
+    assert got == want and got["verdicts"]
+    assert len(parts) == 1 and len(parts[0]) >= 3, parts  # its own items and at least two halves of the parent's
+    first, total = parts[0][0][0], parts[0][-1][1]
+    assert first < total // 8  # the parent read less than an eighth itself
