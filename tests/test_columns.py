@@ -182,3 +182,15 @@ def test_device_counts_per_deviceclass_are_what_each_node_is_offered():
         counts = c.columns.device_counts(c.dra.world, "gpu.example.com")
         assert dict(zip(c.columns.names, counts.tolist())) == {n.name: 2 if n.name == "dx1" else 0 for n in c.nodes}
         assert not c.columns.device_counts(c.dra.world, "no-such-class").any()
+
+
+@given(st.lists(st.integers(min_value=0, max_value=40), max_size=300))
+def test_distinct_is_numpys_unique_with_first_positions_and_counts(values):
+    import numpy as np
+
+    from analyzer.model.columns import distinct
+
+    a = np.array(values, dtype=np.int64)
+    want = np.unique(a, return_index=True, return_counts=True)
+    got = distinct(a)
+    assert [g.tolist() for g in got] == [w.tolist() for w in want]

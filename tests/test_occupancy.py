@@ -27,7 +27,8 @@ import tempfile
 
 from analyzer.model.matching import Taint
 from analyzer.model.nodes import NodeView
-from analyzer.occupancy import PodUse, compute
+from analyzer.occupancy.compute import compute
+from analyzer.occupancy.records import PodUse
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.pipeline import Options, analyse
 from conftest import (GPU_TAINT, LAB, bound_pod, copy_lab, cordon, gpu_node, gpu_pod, lab_items, make_bundle, run_cli)

@@ -19,7 +19,6 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable
 
-import msgspec
 import orjson
 
 from analyzer.bundle import forked
@@ -94,22 +93,32 @@ class _NotPlain(Exception):
 
 
 @lru_cache(maxsize=None)
-def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
-    """A msgspec type that splits a List in one pass (one scan of 1.6 GB, not two): `items` as a list of raw
-    item slices, and the envelope's properties plus `metadata` (what kubectl writes) as raw slices, each
-    then parsed by orjson as before. Any other top-level field fails the decode and the file is split in
-    two passes keeping every field, each parsed by orjson. Known gap (in both splits): a top-level key given
-    twice keeps its last value, as orjson does, but the earlier value is only checked for JSON syntax, not for
-    what orjson alone refuses (a number like 1e400, bad UTF-8), so such a file is answered where the
-    whole-document reading would call it unreadable; kubectl never writes a key twice. None when the
-    envelope schema constrains fields it does not name (no List schema here does)."""
+def _envelope_fields(kind: str) -> tuple[str, ...] | None:
+    """The top-level fields of a List besides `items`: the envelope's properties plus `metadata` (what kubectl
+    writes). None when the envelope schema constrains fields it does not name (no List schema here does)."""
     parts = schema_files.envelope_and_item(kind)
     if parts is None:
         return None
     envelope = parts[0]
     if set(envelope) - {"$schema", "$id", "$defs", "title", "description", "type", "required", "properties"}:
         return None
-    names = tuple(dict.fromkeys([n for n in envelope.get("properties", {}) if n != "items"] + ["metadata"]))
+    return tuple(dict.fromkeys([n for n in envelope.get("properties", {}) if n != "items"] + ["metadata"]))
+
+
+@lru_cache(maxsize=None)
+def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
+    """A msgspec type that splits a List in one pass (one scan of 1.6 GB, not two): `items` as a list of raw
+    item slices, and the envelope's fields (_envelope_fields) as raw slices, each then parsed by orjson as
+    before. Any other top-level field fails the decode and the file is split in two passes keeping every field,
+    each parsed by orjson. Known gap (in both splits): a top-level key given twice keeps its last value, as
+    orjson does, but the earlier value is only checked for JSON syntax, not for what orjson alone refuses (a
+    number like 1e400, bad UTF-8), so such a file is answered where the whole-document reading would call it
+    unreadable; kubectl never writes a key twice."""
+    import msgspec  # only for files not in kubectl's layout: the layout split needs none
+
+    names = _envelope_fields(kind)
+    if names is None:
+        return None
     fields: list[tuple] = [(f"f{i}", msgspec.Raw, msgspec.Raw()) for i in range(len(names))]
     fields.append(("items", list[msgspec.Raw] | None, None))
     shape = msgspec.defstruct(f"{kind}_list", fields, rename={f"f{i}": n for i, n in enumerate(names)},
@@ -117,8 +126,10 @@ def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
     return shape, names
 
 
-def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list[msgspec.Raw]]:
-    """(the top-level fields but `items`, parsed; the raw items), or _NotPlain."""
+def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
+    """(the top-level fields but `items`, parsed; the raw items, msgspec.Raw slices), or _NotPlain."""
+    import msgspec
+
     if data[:3] == b"\xef\xbb\xbf":
         raise _NotPlain
     try:
@@ -173,9 +184,9 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
     shared = hasattr(sink, "part") and forked.available()
     try:
-        one_pass = _envelope_type(kind)
-        found = (layout_split(data, one_pass[1], share if shared else None, BY_NAME[kind].first_field)
-                 if LAYOUT_SPLIT.get() and one_pass is not None else None)
+        names = _envelope_fields(kind)
+        found = (layout_split(data, names, share if shared else None, BY_NAME[kind].first_field)
+                 if LAYOUT_SPLIT.get() and names is not None else None)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,

@@ -16,6 +16,7 @@ from collections import Counter
 
 import numpy as np
 
+from analyzer.model.columns import distinct
 from analyzer.model.nodes import NodeView
 from analyzer.model.events import SchedulerSaid
 from analyzer.model.views import Cluster
@@ -128,7 +129,7 @@ class Rebuilder:
                     continue
                 mine = codes[left]
                 failing = mine != 0
-                found, first, sizes = np.unique(mine[failing], return_index=True, return_counts=True)
+                found, first, sizes = distinct(mine[failing])
                 for i, size in zip(first.tolist(), sizes.tolist()):
                     reason = check(pod, nodes[int(left[failing][i])], c)
                     assert reason is not None

@@ -30,12 +30,18 @@ class LabelSets:
         self._ids: dict[bytes, int] = {}
 
     def id_of(self, labels: dict[str, str]) -> int:
-        key = orjson.dumps(labels, option=orjson.OPT_SORT_KEYS)
+        return self.id_of_key(orjson.dumps(labels, option=orjson.OPT_SORT_KEYS), labels)
+
+    def id_of_key(self, key: bytes, labels: dict[str, str]) -> int:
+        """id_of with the labels' key already made (a worker's sets, merged: keys()[i] is sets[i]'s)."""
         found = self._ids.get(key)
         if found is None:
             found = self._ids[key] = len(self.sets)
             self.sets.append(labels)
         return found
+
+    def keys(self) -> list[bytes]:
+        return list(self._ids)  # made in id order
 
 
 def claim_names(spec: dict, pod_name: str) -> tuple[str, ...]:

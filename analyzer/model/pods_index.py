@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import msgspec
 import orjson
 
 from analyzer.bundle.validation import Violation
@@ -173,7 +172,7 @@ class PodsIndex:
             for k, v in requests.items():
                 used[k] = used.get(k, 0) + v
             used["pods"] = used.get("pods", 0) + 1
-            self.pods_on[node].append(BoundPod(namespace=ns, name=name, phase=phase, requests=requests))
+            self.pods_on[node].append(BoundPod(ns, name, phase, requests))
             self.placed.append((ns, name, node, self.label_sets.id_of(meta.get("labels") or {}),
                                 claim_names(spec, name), host_ports(spec),
                                 anti_terms_json(spec) if spec.get("affinity") else b""))
@@ -214,9 +213,12 @@ class PodsIndex:
                     requests.append(h.requests)
                 rows.append((h.namespace, h.name, h.phase, ref))
             holders[node] = rows
+        import msgspec  # the worker's and the merge's only: the reading path before the fork needs none
+
         specs = [(t.spec, t.status) for t in self.targets]
         bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states, self.placed, self.label_sets.sets, self.newest, self.nominated))
+                                       self.states, self.placed, self.label_sets.sets, self.label_sets.keys(),
+                                       self.newest, self.nominated))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
 
@@ -224,10 +226,13 @@ class PodsIndex:
         """The worker's part, as if its items had been added here after this index's own; False, changing
         nothing, when that cannot be exact: a pod in both parts, or a second copy within the part (which of
         name and uid the finding names depends on the pods before it: read the part here)."""
+        import msgspec
+
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        keys, uids, usage, holders, requests, specs, states, placed, label_sets, newest, nominated = msgspec.msgpack.decode(bulk)
+        (keys, uids, usage, holders, requests, specs, states, placed, label_sets, label_keys, newest,
+         nominated) = msgspec.msgpack.decode(bulk)
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -241,9 +246,8 @@ class PodsIndex:
                 for k, v in used.items():
                     mine[k] = mine.get(k, 0) + v
         for node, rows in holders.items():
-            self.pods_on[node].extend(BoundPod(namespace=ns, name=name, phase=phase, requests=requests[ref])
-                                      for ns, name, phase, ref in rows)
-        ids = [self.label_sets.id_of(labels) for labels in label_sets]
+            self.pods_on[node].extend([BoundPod(ns, name, phase, requests[ref]) for ns, name, phase, ref in rows])
+        ids = [self.label_sets.id_of_key(key, labels) for key, labels in zip(label_keys, label_sets)]
         self.placed.extend((ns, name, node, ids[lid], tuple(claims), tuple((pr, port, ip) for pr, port, ip in ports), anti)
                            for ns, name, node, lid, claims, ports, anti in placed)
         self.nominated.extend((ns, name, node, priority, asked, tuple((pr, port, ip) for pr, port, ip in ports))

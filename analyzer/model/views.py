@@ -7,7 +7,7 @@ views and indexes (usage per node, scheduler messages, quotas, RuntimeClasses).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from analyzer.bundle.engines import Violation, violations
 from analyzer.model.accelerators import AcceleratorConfig
@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BoundPod:
-    """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units)."""
+class BoundPod(NamedTuple):
+    """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units). A named
+    tuple, not a frozen dataclass: one is made per bound pod (150,000 on a large bundle, again at the worker's
+    merge), and a tuple is made five times faster."""
 
     namespace: str
     name: str

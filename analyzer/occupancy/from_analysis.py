@@ -13,7 +13,8 @@ from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.model.dra.reading import pod_claims
 from analyzer.model.matching import tolerations_of
 from analyzer.model.podspec import effective_requests
-from analyzer.occupancy import Occupancy, PodUse, compute
+from analyzer.occupancy.compute import compute
+from analyzer.occupancy.records import Occupancy, PodUse
 from analyzer.occupancy.queues import queue_rows
 
 if TYPE_CHECKING:

@@ -11,9 +11,10 @@ Ties by pool, then node name.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from analyzer.occupancy.records import ResourceRow
+if TYPE_CHECKING:  # the command line reads ORDER_HELP at every start: nothing else is loaded for it
+    from analyzer.occupancy.records import ResourceRow
 
 ORDER_HELP = ("per resource: nodes with free units a waiting pod can use first (most free first), then broken nodes "
               "(not ready, no plugin, allocatable 0, cordoned, overcommitted) and free units behind an untolerated taint, "

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analyzer.model.columns import INT64_MAX, NodeColumns
+from analyzer.model.columns import INT64_MAX, NodeColumns, distinct
 from analyzer.model.gpu_labels import vendor
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
@@ -113,7 +113,7 @@ def judge_by_kind(check: CheckFn, kind: np.ndarray, first: list[int], pod: PodFa
     kinds = kind[at]
     reasons: dict[Reason, int] = {}
     per_kind = np.zeros(len(first), dtype=np.int64)
-    for k in np.unique(kinds).tolist():
+    for k in distinct(kinds)[0].tolist():
         reason = check(pod, nodes[first[k]], cluster)
         if reason is not None:
             per_kind[k] = reasons.setdefault(reason, len(reasons) + 1)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analyzer.model.columns import LabelColumn, NodeColumns
+from analyzer.model.columns import LabelColumn, NodeColumns, distinct
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules import interpod, spread, volume_columns
@@ -163,7 +163,7 @@ def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Clu
     nodes = cluster.nodes or []
     mine = codes[at]
     first: dict[int, int] = {}
-    seen, where = np.unique(mine, return_index=True)
+    seen, where, _ = distinct(mine)
     for code, i in zip(seen.tolist(), where.tolist()):
         first[code] = int(at[i])
 

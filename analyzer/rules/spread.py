@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analyzer.model.columns import NodeColumns
+from analyzer.model.columns import NodeColumns, distinct
 from analyzer.model.matching import selector_matches, untolerated
 from analyzer.model.nodes import NodeView
 from analyzer.model.placement import Matched
@@ -107,7 +107,7 @@ def by_columns(pod: PodFacts, cluster: Cluster) -> list[Domains] | None:
         col = cols.domains(c.topology_key)
         codes = col.codes[eligible]
         sums = np.bincount(codes, weights=_per_node(cols, m)[eligible], minlength=len(col.values) + 1)
-        counts = {col.values[k - 1]: int(sums[k]) for k in np.unique(codes).tolist()}
+        counts = {col.values[k - 1]: int(sums[k]) for k in distinct(codes)[0].tolist()}
         names: dict[str, list[str]] = {v: [] for v in counts}
         for i in sorted(cols.position[name] for name in m.names if name in cols.position):
             if eligible[i]:
