@@ -22,8 +22,6 @@ OVERCOMMITTED = "overcommitted"    # used > allocatable
 USAGE_UNKNOWN = "usage-unknown"    # a pod bound here could not be read: used is a lower bound
 FULL = "full"                      # allocatable > 0 and nothing free
 FREE = "free"                      # something free, nothing above applies
-STATES: tuple[str, ...] = (NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, TAINTED, OVERCOMMITTED, USAGE_UNKNOWN,
-                           FULL, FREE)
 # States that make a node's free units unusable for an ordinary pod (a taint may be tolerated, so it is not here).
 BROKEN: frozenset[str] = frozenset({NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
 
@@ -78,7 +76,7 @@ class ResourceRow:
     used: int
     free: int  # max(0, allocatable - used)
     holders: tuple[Holder, ...]  # largest first, then by name
-    states: tuple[str, ...]  # from STATES, most severe first; never empty
+    states: tuple[str, ...]  # most severe first, in the order of the constants above; never empty
     taints: tuple[str, ...]  # blocking taints (NoSchedule/NoExecute) as key=value:effect, cordon's included
     wanting: tuple[str, ...]  # pending pods (ns/name) asking for this resource whose nodeSelector matches the node
     # Free units no waiting pod can use: the node has a blocking taint of its own that none of the pods wanting it
