@@ -85,3 +85,40 @@ def test_a_run_that_stops_early_leaves_no_worker(generated: Path, monkeypatch: p
     assert len(children) == 1
     with pytest.raises(ChildProcessError):  # already reaped: no such child of this process
         os.waitpid(children[0]._pid, os.WNOHANG)
+
+
+def test_a_slow_reader_of_the_answer_has_its_share_classified_by_the_worker(generated: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process writes as it classifies; when writing is slow (a slow terminal, a full pipe), the worker takes
+    the later halves of this process's targets (bundle/sharing.py), and the answer is the one-process answer."""
+    import time
+
+    from analyzer.pipeline import Options, analyse, iter_verdicts
+
+    def words(workers: str, pause: float) -> list[tuple[str, str]]:
+        with monkeypatch.context() as m:
+            m.setenv(forked.ENV, workers)
+            m.setattr(classify, "SHARE_MIN_TARGETS", 2)
+            analysis = analyse(generated, Options(), classify=False)
+            out = []
+            for v in iter_verdicts(analysis):
+                out.append((v.target.key, v.word))
+                time.sleep(pause)
+            analysis.bundle.close()
+        return out
+
+    parts: list[list[tuple[int, int]]] = []
+    real_result = forked.Child.result
+
+    def recorded(self: forked.Child) -> object:
+        got = real_result(self)
+        if isinstance(got, list):
+            parts.append([(p[0], p[1]) for p in got])
+        return got
+
+    one = words("0", 0.0)
+    with monkeypatch.context() as m:
+        m.setattr(forked.Child, "result", recorded)
+        shared = words("1", 0.01)
+    assert shared == one and len(one) > 20
+    assert len(parts) == 1 and len(parts[0]) >= 2, parts  # its own targets and at least one half of this process's

@@ -110,12 +110,12 @@ class Shares:
 
     _NEXT, _END = 0, 8
 
-    def __init__(self, end: int) -> None:
+    def __init__(self, end: int, start: int = 0) -> None:
         self._page = mmap.mmap(-1, mmap.PAGESIZE)  # anonymous, shared: the forked worker sees the same page
         self._token, self._give = os.pipe()
         os.set_blocking(self._token, False)
         os.write(self._give, b".")
-        struct.pack_into("qq", self._page, 0, 0, end)
+        struct.pack_into("qq", self._page, 0, start, end)
         self.worker_done: int | None = None  # this process's end of the worker's result pipe, once forked
         self._alone = False
 

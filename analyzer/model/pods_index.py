@@ -11,7 +11,7 @@ import dataclasses
 import orjson
 
 from analyzer.bundle.validation import Violation
-from analyzer.kube import PROVREQ_ANNOTATIONS, QUEUE_LABEL, TERMINATED
+from analyzer.kube import GROUP_ANNOTATIONS, PROVREQ_ANNOTATIONS, QUEUE_LABEL, TERMINATED
 from analyzer.model import quantity
 from analyzer.model.accelerators import is_extended
 from analyzer.model.node_start import is_bound_target
@@ -20,8 +20,15 @@ from analyzer.model.podspec import effective_requests, nominated_node, priority_
 from analyzer.model.quantity import QuantityError
 from analyzer.model.target import Target
 from analyzer.model.views import BoundPod, Findings
-from analyzer.model.volcano import group_name
 
+
+
+def group_name(annotations: dict) -> str:
+    """The Volcano PodGroup a pod names (model/volcano.py reads the groups)."""
+    for key in GROUP_ANNOTATIONS:
+        if isinstance(annotations.get(key), str):
+            return annotations[key]
+    return ""
 
 
 def queue_hints(meta: dict) -> dict[str, str]:

@@ -8,9 +8,12 @@ without expanding (a shared node is counted once per use, its size remembered).
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import TYPE_CHECKING
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 MAX_NODES = 200_000
 MAX_DEPTH = 100
@@ -24,19 +27,22 @@ class UnsafeYaml(ValueError):
     """It parses, but is not a usable document: too deep, too large through aliases, or not JSON-shaped."""
 
 
-# libyaml's parser where PyYAML has it: about ten times faster than the pure-Python one (a 1 MiB status took 29 s),
-# with the same safe constructor.
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _loader() -> type:
+    """safe_load, but as Kubernetes reads YAML (into JSON): a timestamp stays the string it was written as. With
+    libyaml's parser where PyYAML has it: about ten times faster than the pure-Python one (a 1 MiB status took
+    29 s), with the same safe constructor. Made at the first YAML read: most runs read none (PyYAML's import is
+    15 ms of every start)."""
+    import yaml
 
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
 
-class _Loader(_Base):  # type: ignore[valid-type,misc]
-    """safe_load, but as Kubernetes reads YAML (into JSON): a timestamp stays the string it was written as."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    Loader.yaml_implicit_resolvers = {
+        ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return Loader
 
 
 def _problem(exc: yaml.YAMLError) -> str:
@@ -51,8 +57,10 @@ def _problem(exc: yaml.YAMLError) -> str:
 
 def load_all(text: str) -> list[object]:
     """Every document of the text (None documents left out). Raises NotYaml or UnsafeYaml."""
+    import yaml
+
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=_loader()) if d is not None]
     except yaml.YAMLError as exc:
         if "exceeded maximum nesting depth" in str(exc):  # libyaml's own bound (1000 levels)
             raise UnsafeYaml("nested too deeply") from None

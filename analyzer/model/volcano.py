@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analyzer.kube import GROUP_ANNOTATIONS
 from analyzer.bundle.catalog import VOLCANO
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
@@ -61,13 +60,6 @@ class Volcano:
     missing: dict[str, str] = field(default_factory=dict)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (file, JSON path, what is wrong)
     bound_waiting: dict[tuple[str, str], int] | None = None  # (ns, PodGroup) -> members bound, not started (lazy)
-
-
-def group_name(annotations: dict) -> str:
-    for key in GROUP_ANNOTATIONS:
-        if isinstance(annotations.get(key), str):
-            return annotations[key]
-    return ""
 
 
 def _units(resources: dict | None) -> dict[str, int]:

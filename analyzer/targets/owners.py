@@ -38,7 +38,7 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
         if text_from_event(str(e.get("message") or "")) is not None:
             n = e.get("count") if isinstance(e.get("count"), int) else (_dict(e.get("series")).get("count") or 1)
             counts[key] = counts.get(key, 0) + (n if isinstance(n, int) and n > 0 else 1)
-    owners = _owner_index(loaded)
+    owners: dict[tuple[str, str, str], tuple[dict | None, str | None]] | None = None  # made at the first refusal
     out: list[Target] = []
     for key in sorted(latest):
         kind, ns, name = key
@@ -47,6 +47,8 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
         text = text_from_event(message)
         if text is None:
             continue  # the latest failure is not an admission refusal
+        if owners is None:
+            owners = _owner_index(loaded)
         owner_obj, problem = owners.get(key, (None, None))
         spec = None
         owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
