@@ -70,7 +70,7 @@ def test_a_truncated_pod_gives_the_words_of_the_whole_file(tmp_path: Path, monke
 def test_the_separator_with_the_first_field_finds_what_the_plain_one_finds() -> None:
     data = (LAB / "pods.json").read_bytes()
     plain = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
-    fast = layout_split(data, ("apiVersion", "kind", "metadata"), first_field="apiVersion")[1]
+    fast = layout_split(data, ("apiVersion", "kind", "metadata"), "apiVersion")[1]
     assert len(plain) > 1 and (fast.starts, fast.ends) == (plain.starts, plain.ends)
 
 
@@ -102,17 +102,31 @@ def test_compact_json_is_not_the_layout_and_answers_the_same(tmp_path: Path, mon
     assert _same(monkeypatch, bundle)["verdicts"]
 
 
-@pytest.mark.parametrize("upto", [0.0, 0.3, 0.5, 0.99, 1.0])
-def test_a_split_stopped_part_way_finds_the_same_items_when_completed(upto: float) -> None:
-    # The worker process finds the items after the stop itself; together they must be the whole split.
+@pytest.mark.parametrize("share", [0.0, 0.3, 0.5, 0.8])
+@pytest.mark.parametrize("first_field", ["", "apiVersion"])
+def test_two_processes_scanning_their_own_parts_find_the_whole_split(share: float, first_field: str) -> None:
+    # The parent finds the items before the cut, the worker those after it, and numbers them after the
+    # parent's published starts: together they are the split one process makes.
     data = (LAB / "pods.json").read_bytes()
     whole = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
-    envelope, part = layout_split(data, ("apiVersion", "kind", "metadata"), upto)
-    before = len(part)
-    assert before <= len(whole) and [part[i] for i in range(before)] == [whole[i] for i in range(before)]
-    part.complete()
-    assert not part.partial and part.covered() == 1.0
-    assert (part.starts, part.ends) == (whole.starts, whole.ends)
+    mine = layout_split(data, ("apiVersion", "kind", "metadata"), first_field, scan=False)[1]
+    cut = mine.cut(share)
+    assert cut is not None
+    assert mine.most_before(cut) >= 1
+    mine.scan_until(cut)
+    stop = len(mine)
+    assert mine.partial and [mine[i] for i in range(stop)] == [whole[i] for i in range(stop)]
+    theirs = mine.after(cut)
+    theirs.behind(mine.starts[:stop], cut)
+    assert (theirs.starts, theirs.ends) == (whole.starts, whole.ends)
+    assert mine.most_before(cut) >= stop and mine.estimate() == len(whole)
+    mine.complete()
+    assert not mine.partial and mine.covered() == 1.0 and (mine.starts, mine.ends) == (whole.starts, whole.ends)
+
+
+def test_no_cut_after_the_last_items_start() -> None:
+    data = (LAB / "pods.json").read_bytes()
+    assert layout_split(data, ("apiVersion", "kind", "metadata"), scan=False)[1].cut(0.9999) is None
 
 
 def test_the_checksum_paused_for_a_fork_is_the_files_sha256() -> None:

@@ -41,7 +41,7 @@ def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool
 
     with monkeypatch.context() as m:
         m.setattr(streaming, "_split", never)
-        m.setattr(streaming, "layout_split", lambda data, fields, upto=None, first_field="": None)
+        m.setattr(streaming, "layout_split", lambda data, fields, first_field="", scan=True: None)
         try:
             with open_bundle(path) as bundle:
                 loaded = load_documents(bundle, strict=strict)

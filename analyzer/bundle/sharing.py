@@ -12,6 +12,7 @@ exactly, and everything a failed worker had, are read here.
 
 from __future__ import annotations
 
+import array
 import mmap
 import os
 import select
@@ -169,13 +170,51 @@ class Shares:
         """Where this process's items stop (final once the worker is done)."""
         return self._get(self._END)
 
+    def begin(self, end: int) -> None:
+        """This process's items, once it has found them: only before the worker is told (Published), so the
+        worker, which alone moves `end` afterwards, has not begun to take from them."""
+        struct.pack_into("q", self._page, self._END, end)
+
     def close(self) -> None:
-        for fd in (self._token, self._give):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._page.close()
+        _close(self._page, self._token, self._give)
+
+
+class Published:
+    """The starts of this process's items, found after the fork while the worker finds its own (layout.Slices.cut),
+    handed to the worker in memory both see, with a byte in a pipe to say they are there."""
+
+    def __init__(self, most: int) -> None:
+        self._page = mmap.mmap(-1, 8 * (most + 1))  # pages are made as they are written: `most` costs nothing
+        self._ready, self._say = os.pipe()
+        self._most = most
+
+    def publish(self, starts: list[int]) -> None:
+        if len(starts) > self._most:  # cannot happen (most is a bound): the worker fails, this process reads all
+            struct.pack_into("q", self._page, 0, -1)
+        else:
+            self._page[8:8 + 8 * len(starts)] = array.array("q", starts).tobytes()
+            struct.pack_into("q", self._page, 0, len(starts))
+        os.write(self._say, b".")
+
+    def wait(self) -> list[int]:
+        """(the worker) The starts, once published; raises when they could not be."""
+        os.read(self._ready, 1)
+        count = struct.unpack_from("q", self._page, 0)[0]
+        if count < 0:
+            raise RuntimeError("the parent's item starts did not fit")
+        return array.array("q", self._page[8:8 + 8 * count]).tolist()
+
+    def close(self) -> None:
+        _close(self._page, self._ready, self._say)
+
+
+def _close(page: mmap.mmap, *fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    page.close()
 
 
 def chunk_of(items: int) -> int:
@@ -185,13 +224,19 @@ def chunk_of(items: int) -> int:
 
 
 def worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compiled, sink: Splittable,
-                 shares: Shares, least: int) -> tuple[list[tuple], int]:
-    """In the worker: items lo.. (finding them first when the split stopped at lo), then halves taken from the
-    end of the parent's, each into a fresh part. ([(lo, hi, summary, findings of each invalid item, unreadable
-    index or None)] in file order, the List's item count)."""
-    if isinstance(raws, Slices) and raws.partial:
-        raws.complete()
-        raws.drop_pages()  # as after the split before the fork: the scanned pages are not this worker's memory
+                 shares: Shares, least: int, cut: int | None = None, published: Published | None = None
+                 ) -> tuple[list[tuple], int]:
+    """In the worker: items lo.., then halves taken from the end of the parent's, each into a fresh part.
+    With `cut` (kubectl's layout): the items after that separator, found here while the parent finds its own
+    and publishes their starts; lo is then the parent's count. ([(lo, hi, summary, findings of each invalid
+    item, unreadable index or None)] in file order, the List's item count)."""
+    if isinstance(raws, Slices) and cut is not None and published is not None:
+        mine = raws.after(cut)
+        before = published.wait()
+        mine.behind(before, cut)
+        raws, lo = mine, len(before)
+        least = max(least, chunk_of(lo))
+        raws.drop_pages()  # the scanned pages are not this worker's memory: each item's come back as it is read
     parts = []
     hi = len(raws)
     while lo < hi:

@@ -29,8 +29,8 @@ from analyzer.bundle.checksum import Hasher
 from analyzer.bundle.layout import LAYOUT_SPLIT, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.reading import parse_json
-from analyzer.bundle.sharing import (Add, ItemSink, Pending, Shares, Splittable, UnreadableItem, chunk_of, unreadable,
-                                     visit, worker_share)
+from analyzer.bundle.sharing import (Add, ItemSink, Pending, Published, Shares, Splittable, UnreadableItem, chunk_of,
+                                     unreadable, visit, worker_share)
 from analyzer.errors import BundleError
 
 
@@ -185,7 +185,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     shared = hasattr(sink, "part") and forked.available()
     try:
         names = _envelope_fields(kind)
-        found = (layout_split(data, names, share if shared else None, BY_NAME[kind].first_field)
+        found = (layout_split(data, names, BY_NAME[kind].first_field, scan=not shared)
                  if LAYOUT_SPLIT.get() and names is not None else None)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
@@ -195,10 +195,16 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     _check_envelope(envelope_check, envelope, file, add)
     del envelope
     _unmap_pages(data)
-    total = len(raws) if not isinstance(raws, Slices) else int(len(raws) / max(raws.covered(), 1e-9))  # an estimate
-    if shared and total >= SPLIT_MIN_ITEMS:
-        stop = len(raws) if isinstance(raws, Slices) else max(1, int(total * share))
-        pending = _fork(data, raws, stop, total, file=file, item_check=item_check, sink=sink, add=add, hasher=hasher)
+    if shared and isinstance(raws, Slices):  # kubectl's layout, nothing scanned yet: each process scans its part
+        cut = raws.cut(share) if raws.estimate() >= SPLIT_MIN_ITEMS else None
+        if cut is not None:
+            pending = _fork_scanning(data, raws, cut, file=file, item_check=item_check, sink=sink, add=add,
+                                     hasher=hasher)
+            if pending is not None:
+                return Streamed(count=0, single=False, pending=pending)
+    elif shared and len(raws) >= SPLIT_MIN_ITEMS:
+        pending = _fork(data, raws, max(1, int(len(raws) * share)), len(raws), file=file, item_check=item_check,
+                        sink=sink, add=add, hasher=hasher)
         if pending is not None:
             return Streamed(count=0, single=False, pending=pending)
     if isinstance(raws, Slices):
@@ -213,26 +219,57 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     return Streamed(count=total, single=False)
 
 
-def _fork(data: bytes | mmap.mmap, raws: list | Slices, stop: int, total: int, *, file: str, item_check: Compiled,
+def _fork(data: bytes | mmap.mmap, raws: list, stop: int, total: int, *, file: str, item_check: Compiled,
           sink: Splittable, add: Add, hasher: Hasher | None) -> Pending | None:
     """A worker reading the items from `stop` on (and taking from the end of this process's), or None when
-    none could be forked; the caller's checksum `hasher` pauses while the process forks."""
+    none could be forked."""
     shares = Shares(stop)
     chunk = chunk_of(stop)
-    work = functools.partial(worker_share, raws, stop, file=file, item_check=item_check, sink=sink, shares=shares,
-                             least=chunk)
-    if hasher is not None:
-        hasher.pause()  # no thread of ours running while the process forks
-    try:
-        child = forked.start(work)
-    finally:
-        if hasher is not None:
-            hasher.resume()
+    child = _start(functools.partial(worker_share, raws, stop, file=file, item_check=item_check, sink=sink,
+                                     shares=shares, least=chunk), hasher)
     if child is None:
         shares.close()
         return None
     return Pending(child=child, shares=shares, data=data, raws=raws, file=file, item_check=item_check, sink=sink,
                    add=add, chunk=chunk, total=total)
+
+
+def _fork_scanning(data: bytes | mmap.mmap, raws: Slices, cut: int, *, file: str, item_check: Compiled,
+                   sink: Splittable, add: Add, hasher: Hasher | None) -> Pending | None:
+    """A worker for the items after the separator at `cut`, forked before either process has found an item: each
+    scans its own part (a tenth of a second of one core on 1.7 GB), this one publishes where its items start."""
+    shares = Shares(0)
+    published = Published(raws.most_before(cut))
+    child = _start(functools.partial(worker_share, raws, 0, file=file, item_check=item_check, sink=sink,
+                                     shares=shares, least=0, cut=cut, published=published), hasher)
+    if child is None:
+        shares.close()
+        published.close()
+        return None
+    try:
+        raws.scan_until(cut)
+        stop = len(raws)
+        shares.begin(stop)
+        published.publish(raws.starts[:stop])
+    except BaseException:
+        child.abandon()
+        shares.close()
+        raise
+    finally:
+        published.close()
+    total = int(stop / max(raws.covered(), 1e-9))  # an estimate, for the progress line
+    return Pending(child=child, shares=shares, data=data, raws=raws, file=file, item_check=item_check, sink=sink,
+                   add=add, chunk=chunk_of(stop), total=total)
+
+
+def _start(work: Callable[[], object], hasher: Hasher | None) -> forked.Child | None:
+    if hasher is not None:
+        hasher.pause()  # no thread of ours running while the process forks
+    try:
+        return forked.start(work)
+    finally:
+        if hasher is not None:
+            hasher.resume()
 
 
 def _check_envelope(envelope_check: Compiled, doc: object, file: str,
