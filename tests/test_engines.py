@@ -82,3 +82,22 @@ def test_engines_agree_on_single_objects(mutate):
 
 def test_default_engine_is_the_fast_one():
     assert SchemaSet().engine == "jsonschema-rs"
+
+
+def test_each_schema_keeps_every_definition_it_reaches_and_no_other():
+    # A schema carries only the shared definitions it refers to (bundle/schemas.load_schema): each $ref still
+    # resolves, and the fifty it never reaches are not compiled at every start.
+    import re
+
+    from analyzer.bundle import schemas
+
+    shared = json.loads((schemas.schema_dir() / schemas.DEFS_FILE).read_text())["$defs"]
+    for path in sorted(schemas.schema_dir().glob("*.schema.json")):
+        if path.name == schemas.DEFS_FILE:
+            continue
+        schema = schemas.load_schema(path.name.removesuffix(".schema.json"))
+        text = json.dumps(schema)
+        refs = set(re.findall(r'"\$ref": "#/\$defs/([^"/]+)"', text))
+        assert refs <= set(schema["$defs"]), path.name
+        assert set(schema["$defs"]) <= refs | set(json.loads(path.read_text()).get("$defs", {})), path.name
+        assert len(schema["$defs"]) < len(shared), path.name
