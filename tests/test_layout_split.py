@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_streaming import _shared, _streamed, _whole_document
+from test_streaming import _shared, _split_small_files_too, _streamed, _whole_document  # noqa: F401 - autouse
 
 from analyzer.bundle import forked
 from analyzer.bundle.layout import layout_split

@@ -34,6 +34,13 @@ from verdict_json import old_shape
 RECORDED = [LAB, *sorted(p for p in RECORDINGS.glob("*") if p.is_dir())]
 
 
+@pytest.fixture(autouse=True)
+def _split_small_files_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands read a small file not in kubectl's layout whole (streaming.WHOLE_BELOW); here every file goes
+    through the splits, so they are compared with the whole-document reading on every bundle."""
+    monkeypatch.setattr(streaming, "WHOLE_BELOW", 0)
+
+
 def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool) -> dict:
     """The reference: whole-document parse, everything kept, the model reading the pods Document."""
     def never(data: object, kind: str):
@@ -384,3 +391,13 @@ def test_a_run_that_fails_while_the_worker_reads_leaves_no_worker_behind(generat
             analyse(generated, Options(), classify=False)
     assert made == [1]
     assert set(_children()) <= before
+
+
+def test_a_small_file_not_in_kubectls_layout_is_read_whole_with_the_same_answers(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = copy_bundle(tmp_path)
+    doc = json.loads((bundle / "pods.json").read_text())
+    (bundle / "pods.json").write_text(json.dumps(doc))  # compact: not the layout
+    split = _streamed(bundle, strict=False)
+    monkeypatch.setattr(streaming, "WHOLE_BELOW", 1 << 20)
+    assert _streamed(bundle, strict=False) == split and split["verdicts"]

@@ -170,6 +170,9 @@ def _unmap_pages(data: bytes | mmap.mmap) -> None:
 
 
 SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
+# A file not in kubectl's layout below this size is parsed whole by orjson (the whole-document path): splitting it
+# would cost more (msgspec's import alone is 10 ms) than keeping it whole while its items are read.
+WHOLE_BELOW = 1 << 20
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
@@ -187,6 +190,8 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
         names = _envelope_fields(kind)
         found = (layout_split(data, names, BY_NAME[kind].first_field, scan=not shared)
                  if LAYOUT_SPLIT.get() and names is not None else None)
+        if found is None and len(data) < WHOLE_BELOW:
+            raise _NotPlain  # small: read whole (an empty List is not in the layout: kubectl writes `"items": []`)
         envelope, raws = found if found is not None else _split(data, kind)
     except _NotPlain:
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
