@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from analyzer import words
 from analyzer.bundle import forked
@@ -19,7 +19,6 @@ from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
-from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
 from analyzer.model.podspec import priority_of
@@ -35,6 +34,9 @@ from analyzer.rules.intent import no_gpu_request
 from analyzer.rules.order import walk
 from analyzer.model.target import Target
 from analyzer.verdict import Fit, Verdict
+
+if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
+    from analyzer.model.dra.outcomes import Resolution
 
 
 @dataclass(kw_only=True)

@@ -128,3 +128,17 @@ def test_the_parent_reads_less_of_pods_json_the_more_other_files_it_reads():
     shares = [parent_share(pods, others, MEANWHILE_BYTES) for others in (0, 100 << 20, 340 << 20, 2_000 << 20)]
     assert shares == sorted(shares, reverse=True) and 0.3 <= shares[-1] < shares[0] <= 0.8
     assert parent_share(pods, 340 << 20) > parent_share(pods, 340 << 20, MEANWHILE_BYTES)
+
+
+def test_a_bundle_without_dra_objects_answers_without_importing_the_dra_model():
+    # The recording of seven states has no resource.k8s.io file: the DRA world is never made (model/dra/world.Dra),
+    # and neither it nor its CEL evaluator is imported.
+    import subprocess
+    import sys
+
+    code = ("import sys; from analyzer.pipeline import Options, analyse; "
+            "a = analyse('dumps/lab-seven-states-v1.36', Options()); assert a.verdicts; "
+            "print(sorted(m for m in ('analyzer.model.dra.allocate', 'analyzer.model.dra.cel', 'analyzer.model.dra.views') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

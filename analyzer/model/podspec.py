@@ -143,6 +143,16 @@ def _exact(_name: str, value: object) -> Fraction:
     return quantity.parse(value)
 
 
+def names_claims(spec: dict, status: dict) -> bool:
+    """Does the pod name a ResourceClaim (spec.resourceClaims, or the claim made for its extended resources)?
+    model/dra/reading.pod_claims reads them; this answers without the DRA model."""
+    refs = spec.get("resourceClaims")
+    if isinstance(refs, list) and any(isinstance(r, dict) for r in refs):
+        return True
+    ext = status.get("extendedResourceClaimStatus")
+    return isinstance(ext, dict) and bool(ext.get("resourceClaimName"))
+
+
 def all_containers(spec: dict) -> list[dict]:
     return list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
 

@@ -8,6 +8,7 @@ its equality is the funnel cache's key.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,10 +24,12 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.columns import Amounts
 from analyzer.model.nominated import NominatedPod
 from analyzer.model.views import BoundPod, Cluster
-from analyzer.model.dra.outcomes import Resolution
 from analyzer.model.pod_filters import PodFilters
 from analyzer.rules import dra_devices
 from analyzer.rules.reason import Check, Reason
+
+if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
+    from analyzer.model.dra.outcomes import Resolution
 
 # The scheduler's fixed reason strings (pkg/scheduler/framework/plugins/*: ErrReason…).
 UNSCHEDULABLE = "node(s) were unschedulable"  # nodeunschedulable.ErrReasonUnschedulable

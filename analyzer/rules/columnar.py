@@ -52,7 +52,7 @@ def node_blind(pod: PodFacts, cluster: Cluster) -> bool:
     if pod.claims is not None:
         return False
     dra = cluster.dra
-    return dra is None or all(dra.world.extended_class(r) is None for r in pod.extended)
+    return dra is None or all(dra.extended_class(r) is None for r in pod.extended)
 
 
 def other_names_possible(pod: PodFacts, cluster: Cluster) -> bool:

@@ -12,16 +12,24 @@ marked unknown: if only such nodes are left, the answer is `unclassified`, namin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from analyzer.bundle.catalog import RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from analyzer import words
-from analyzer.model.dra.outcomes import Resolution
-from analyzer.model.dra.reading import pod_claims
+from analyzer.model.podspec import names_claims
 from analyzer.rules.case import Case, Decision
+
+if TYPE_CHECKING:
+    from analyzer.model.dra.outcomes import Resolution
 
 
 def claims_of(case: Case):  # -> PodClaims | None
     t = case.target
     spec = case.spec if isinstance(case.spec, dict) else {}
+    if not names_claims(spec, t.status if isinstance(t.status, dict) else {}):
+        return None
+    from analyzer.model.dra.reading import pod_claims  # only a pod with claims needs the DRA model
+
     return pod_claims({"metadata": {"namespace": t.namespace, "name": t.name}, "spec": spec, "status": t.status})
 
 

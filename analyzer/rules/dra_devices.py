@@ -7,15 +7,14 @@ modules build on.
 
 from __future__ import annotations
 
-from analyzer.model.dra.outcomes import (
-    ExtendedOffer,
-    NodeOutcome,
-    RequestEvidence,
-    Resolution,
-)
+from typing import TYPE_CHECKING
+
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules.reason import Check, Reason
+
+if TYPE_CHECKING:  # the DRA model is imported only by a bundle that has DRA objects (model/dra/world.py)
+    from analyzer.model.dra.outcomes import ExtendedOffer, NodeOutcome, RequestEvidence, Resolution
 
 # The scheduler's DynamicResources filter (pkg/scheduler/framework/plugins/dynamicresources): one sentence for
 # every cause, which is why this family exists.
@@ -153,4 +152,4 @@ def extended_offer(resource: str, node: NodeView, cluster: Cluster) -> ExtendedO
     """A DeviceClass serving this extended resource on a node that does not advertise it (dra.md)."""
     if cluster.dra is None:
         return None
-    return cluster.dra.world.extended_offer(resource, node)
+    return cluster.dra.extended_offer(resource, node)

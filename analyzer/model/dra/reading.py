@@ -15,6 +15,7 @@ from analyzer.model.dra.views import (ALL, CLAIMS_FILE, CLASSES_FILE, EXACT_COUN
                                       DeviceRef, DeviceTaint, DraViews, PodClaimRef, PodClaims, Pool, Problem, Request, Slice,
                                       SliceDevice, TaintRule, Template)
 from analyzer.model.matching import Taint, Toleration
+from analyzer.model.podspec import names_claims
 
 
 class _Bad(Exception):
@@ -30,6 +31,8 @@ def pod_claims(pod: dict) -> PodClaims | None:
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
     status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
+    if not names_claims(spec, status):
+        return None
     refs = tuple(
         PodClaimRef(name=str(r.get("name") or ""), claim_name=r.get("resourceClaimName") or None,
                     template_name=r.get("resourceClaimTemplateName") or None)
@@ -37,8 +40,6 @@ def pod_claims(pod: dict) -> PodClaims | None:
     )
     ext = status.get("extendedResourceClaimStatus")
     extended = ext.get("resourceClaimName") if isinstance(ext, dict) else None
-    if not refs and not extended:
-        return None
     generated = tuple(
         (str(s.get("name") or ""), s.get("resourceClaimName") or None)
         for s in _list(status.get("resourceClaimStatuses")) if isinstance(s, dict)
