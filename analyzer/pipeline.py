@@ -125,18 +125,27 @@ def owner_targets(loaded: Loaded, cluster: Cluster) -> list[Target]:
 
 def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                   keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                  pod_states: bool = False) -> tuple[Loaded, PodsIndex]:
+                  pod_states: bool = False, prepared: list | None = None) -> tuple[Loaded, PodsIndex]:
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use; the small kinds kept whole in
-    `loaded.documents`."""
+    `loaded.documents`. `prepared`: given a list, the model's part made of every file but pods.json
+    (model.build.prepare) is put in it while the worker hands its pods over, if one does."""
+    def idle(loaded: Loaded) -> None:
+        from analyzer.model.build import prepare
+
+        if prepared is not None:
+            prepared[:] = [prepare(loaded)]
+
     for layout in (True, False):
+        if prepared is not None:
+            prepared.clear()  # a second reading (LayoutMisread) makes its own
         pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
         sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
         token = LAYOUT_SPLIT.set(layout)
         try:
             return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
-                                  meanwhile=_the_rest), pods
+                                  meanwhile=_the_rest, idle=idle if prepared is not None else None), pods
         except LayoutMisread:
             continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
         finally:
@@ -176,12 +185,13 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states)
+            prepared: list = []
+            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states, prepared=prepared)
             from analyzer.classify import classify_all
             from analyzer.model.build import build_cluster
             from analyzer.targets.attempts import stored_attempts
 
-            cluster = build_cluster(loaded, config, keep=keep, pods=pods)
+            cluster = build_cluster(loaded, config, keep=keep, pods=pods, prepared=prepared[0] if prepared else None)
             stored = stored_attempts(loaded)
             notes: list[str] = []
             extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster)
@@ -225,11 +235,12 @@ def validate_only(path: str | Path, engine: str | None = None,
     so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
-        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress)
+        prepared: list = []
+        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress, prepared=prepared)
         from analyzer.model.build import build_cluster
         from analyzer.targets.attempts import stored_attempts
 
-        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods)
+        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods, prepared=prepared[0] if prepared else None)
         return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 
 

@@ -12,6 +12,7 @@ the test that proves both engines give the same findings.
 
 from __future__ import annotations
 
+import functools
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
@@ -115,7 +116,7 @@ class Deferred:
     """A share of one file's items a worker process is still reading: `finish()` merges it in (raising the
     file's BundleError as reading it here would), `abandon()` stops the worker."""
 
-    finish: Callable[[], None]
+    finish: Callable[[Callable[[], None] | None], None]  # its argument: what to do while waiting for the worker
     abandon: Callable[[], None]
 
 
@@ -168,13 +169,13 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
             return None, None
         return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), None  # type: ignore[union-attr]
 
-    def finish() -> None:
+    def finish(idle: Callable[[], None] | None = None) -> None:
         # This process's items, then the worker's, go where reading them all here would have put their findings:
         # after the file's own checksum findings, before those of any file read meanwhile.
         later = loaded.violations[at:]
         del loaded.violations[at:]
         try:
-            pending.finish(progress(rel) if progress else None)
+            pending.finish(progress(rel) if progress else None, idle)
         except BaseException as exc:
             if hasher is not None:
                 hasher.pause()
@@ -196,14 +197,16 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                    sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                   meanwhile: Callable[[], None] | None = None) -> Loaded:
+                   meanwhile: Callable[[], None] | None = None, idle: Callable[[Loaded], None] | None = None) -> Loaded:
     """Read, check and validate every file of the bundle that the analyzer uses.
 
     Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
     caller's sink (pods to model.pods_index.PodsIndex) instead of being kept: such a kind is not in
     `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
     `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile()`: called after this
-    process has read its files and before it waits for a worker's share (the caller's next imports).
+    process has read its files and before it waits for a worker's share (the caller's next imports). `idle(loaded)`:
+    called once this process has read its share of pods.json, before it waits for the worker's (the caller's
+    first steps with every other file read); not called when no worker shares a file.
 
     strict=True (validate): an unreadable file of any kind raises BundleError
     (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
@@ -235,7 +238,8 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
             d.abandon()
         raise
     for d in deferred:
-        d.finish()
+        d.finish(None if idle is None else functools.partial(idle, loaded))
+        idle = None  # once
     return loaded
 
 

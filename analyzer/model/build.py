@@ -9,10 +9,13 @@ each, and which RuntimeClasses and ResourceQuotas exist.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 
 from analyzer.bundle.catalog import NAMESPACES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
+from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig
@@ -30,6 +33,14 @@ from analyzer.model.quantity import QuantityError
 from analyzer.model.build_nodes import build_nodes, node_problems
 from analyzer.model.queue_world import build_queues
 from analyzer.model.views import Cluster, Findings
+
+if TYPE_CHECKING:
+    from analyzer.model.autoscalers import Autoscalers
+    from analyzer.model.dra.world import Dra
+    from analyzer.model.node_start import NodeStart
+    from analyzer.model.nodes import NodeView
+    from analyzer.model.queue_world import QueueWorld
+    from analyzer.model.volumes import Storage
 
 
 def _server_minor(loaded: Loaded) -> int | None:
@@ -61,13 +72,57 @@ def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str
     return quotas, problems
 
 
+@dataclass(kw_only=True)
+class Prepared:
+    """What the model makes of every file but pods.json: made while the worker still hands its pods over
+    (pipeline.analyse's `idle`), else at the start of build_cluster. Its findings are kept apart, so the
+    cluster's findings keep their order: nodes', pods', DRA's, queues', autoscalers'."""
+
+    nodes: list[NodeView] | None
+    node_findings: Findings
+    node_invalid: dict[int, list[Violation]]
+    rcs: dict[str, dict] | None
+    quotas: dict[str, list[dict]] | None
+    quota_problems: dict[str, str]
+    dra: Dra | None
+    ns_labels: dict[str, dict[str, str]] | None
+    queues: QueueWorld
+    autoscalers: Autoscalers
+    node_index: NodeIndex | None
+    claim_events: dict
+    scheduler_events: dict
+    node_start: NodeStart
+    storage: Storage
+
+
+def prepare(loaded: Loaded) -> Prepared:
+    node_findings = Findings()
+    nodes, node_invalid = build_nodes(loaded, node_findings)
+    rcs = None
+    if RUNTIMECLASSES.name in loaded.documents:
+        rcs = {item["metadata"]["name"]: item for _, item in loaded.documents[RUNTIMECLASSES.name].valid_items()}
+    quotas, quota_problems = _quotas(loaded)
+    namespaces = loaded.documents.get(NAMESPACES.name)
+    ns_labels = ({item["metadata"]["name"]: item["metadata"].get("labels") or {} for _, item in namespaces.valid_items()}
+                 if namespaces is not None else None)
+    return Prepared(nodes=nodes, node_findings=node_findings, node_invalid=node_invalid, rcs=rcs, quotas=quotas,
+                    quota_problems=quota_problems, dra=build_dra(loaded, nodes) if nodes is not None else None,
+                    ns_labels=ns_labels, queues=build_queues(loaded), autoscalers=build_autoscalers(loaded),
+                    node_index=NodeIndex(nodes) if nodes is not None else None,
+                    claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+                    scheduler_events=scheduler_events(loaded), node_start=read_node_start(loaded),
+                    storage=build_storage(loaded))
+
+
 def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
-                  pods: PodsIndex | None = None) -> Cluster:
+                  pods: PodsIndex | None = None, prepared: Prepared | None = None) -> Cluster:
     """The views, built once. `keep`: a pod asked about by name that may not be a target.
-    `pods`: the index pods.json was streamed into while loading (issue 10; its findings follow the
-    nodes' findings, as when pods were read here); without it, a pods Document is read here."""
+    `pods`: the index pods.json was streamed into while loading (its findings follow the nodes' findings, as
+    when pods were read here); without it, a pods Document is read here. `prepared`: what prepare() made."""
+    p = prepared if prepared is not None else prepare(loaded)
     findings = Findings()
-    nodes, node_invalid = build_nodes(loaded, findings)
+    findings.items.extend(p.node_findings.items)
+    nodes = p.nodes
     if pods is not None:
         findings.items.extend(pods.findings.items)
         pods.findings = findings
@@ -81,34 +136,24 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                     pods.add_invalid(path, item, doc.invalid[i])
                 else:
                     pods.add(path, item)
-    rcs = None
-    if RUNTIMECLASSES.name in loaded.documents:
-        rcs = {item["metadata"]["name"]: item for _, item in loaded.documents[RUNTIMECLASSES.name].valid_items()}
-    quotas, quota_problems = _quotas(loaded)
-    dra = build_dra(loaded, nodes) if nodes is not None else None
-    namespaces = loaded.documents.get(NAMESPACES.name)
-    ns_labels = ({item["metadata"]["name"]: item["metadata"].get("labels") or {} for _, item in namespaces.valid_items()}
-                 if namespaces is not None else None)
-    if dra is not None:
-        findings.items.extend(dra.findings)
-    queues = build_queues(loaded)
-    for file, path, found in queues.findings:
+    if p.dra is not None:
+        findings.items.extend(p.dra.findings)
+    for file, path, found in p.queues.findings:
         findings.add(file, [(path, "quantities the queue can use", found)])
-    autoscalers = build_autoscalers(loaded)
-    findings.items.extend(autoscalers.findings)
+    findings.items.extend(p.autoscalers.findings)
     nominated = Nominated(pods.nominated) if pods.nominated else None
-    return Cluster(nominated=nominated, dra=dra, queues=queues, node_index=NodeIndex(nodes) if nodes is not None else None,
+    return Cluster(nominated=nominated, dra=p.dra, queues=p.queues, node_index=p.node_index,
                    columns=NodeColumns(nodes, pods.usage, nominated.totals() if nominated else None)
                    if nodes is not None else None,
-                   claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
+                   claim_events=p.claim_events,
                    config=config, nodes=nodes, nodes_by_name={n.name: n for n in nodes or ()}, usage=pods.usage,
                    pods_on=pods.pods_on, unknown_usage=pods.unknown, pod_targets=pods.targets,
-                   pod_keys=frozenset(pods.keys), runtimeclasses=rcs, quotas=quotas,
-                   scheduler_events=scheduler_events(loaded), server_minor=_server_minor(loaded),
-                   missing=dict(loaded.missing), findings=findings, quota_problems=quota_problems,
-                   node_problems=node_problems(loaded, node_invalid), asked=pods.asked, storage=build_storage(loaded),
-                   placement=Placement.build(pods.label_sets.sets, pods.placed, ns_labels), autoscalers=autoscalers,
-                   node_start=read_node_start(loaded), newest_pod=pods.newest)
+                   pod_keys=frozenset(pods.keys), runtimeclasses=p.rcs, quotas=p.quotas,
+                   scheduler_events=p.scheduler_events, server_minor=_server_minor(loaded),
+                   missing=dict(loaded.missing), findings=findings, quota_problems=p.quota_problems,
+                   node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
+                   placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
+                   node_start=p.node_start, newest_pod=pods.newest)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:
