@@ -12,9 +12,11 @@ share itself. Off where fork is missing (Windows), on one CPU, and with GPU_TRIA
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
 import signal
+import struct
 from typing import Callable
 
 ENV = "GPU_TRIAGE_WORKERS"
@@ -41,13 +43,17 @@ class Child:
     def __init__(self, work: Callable[[], object]) -> None:
         self._done = False
         self._value: object = None
+        # The result goes through a memory file where Linux has one (the pipe then carries only its size): a pipe
+        # moves a few megabytes 64 KB at a time, each a switch between the processes, while this one waits.
+        self._file = os.memfd_create("gpu-triage-result", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else None
         read, write = os.pipe()
         parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
-            os.close(read)
-            os.close(write)
+            for fd in (read, write, self._file):
+                if fd is not None:
+                    os.close(fd)
             raise
         if pid == 0:  # the child: never returns into the caller's code
             try:
@@ -57,9 +63,10 @@ class Child:
                     payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
                 except BaseException:  # noqa: BLE001 - any failure: the parent redoes the share
                     payload = b""
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(write, view[:1 << 20]):]
+                if payload and self._file is not None:
+                    _write_all(self._file, payload)
+                    payload = struct.pack("q", len(payload))  # last: a child killed before it gave nothing
+                _write_all(write, payload)
             finally:
                 os._exit(0)  # no atexit, no flushing of buffers inherited from the parent
         os.close(write)
@@ -86,27 +93,47 @@ class Child:
         finally:
             os.close(self._read)
             status = _reap(self._pid)
-        payload = b"".join(chunks)
+        payload: bytes | mmap.mmap = b"".join(chunks)
         del chunks
-        if status not in (0, None) or not payload:
-            return None
         try:
-            self._value = pickle.loads(payload)  # a torn payload (a killed child) does not load
-        except Exception:  # noqa: BLE001 - a torn or odd payload: the caller redoes the share
-            self._value = None
-        return self._value
+            if self._file is not None and len(payload) == 8:
+                size = struct.unpack("q", payload)[0]
+                payload = mmap.mmap(self._file, size, access=mmap.ACCESS_READ) if size > 0 else b""
+            if status not in (0, None) or not payload:
+                return None
+            try:
+                self._value = pickle.loads(payload)  # a torn payload (a killed child) does not load
+            except Exception:  # noqa: BLE001 - a torn or odd payload: the caller redoes the share
+                self._value = None
+            return self._value
+        finally:
+            if isinstance(payload, mmap.mmap):
+                payload.close()
+            self._close_file()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            os.close(self._file)
+            self._file = None
 
     def abandon(self) -> None:
         """Stop and reap the child (the run is ending for another reason)."""
         if self._done:
             return
         self._done = True
+        self._close_file()
         try:
             os.kill(self._pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         os.close(self._read)
         _reap(self._pid)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[:1 << 20]):]
 
 
 def _reap(pid: int) -> int | None:
