@@ -94,35 +94,34 @@ def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
     s.forbidden_keys = tuple(sorted({k for k, _ in found}))
 
 
-def _anti_domains(cluster: Cluster) -> list[dict[tuple[str, str], list[str]]]:
-    """Per bound pods' anti-affinity term (existing_anti_terms' order), the domains its pods are in ((key,
-    value) -> the first few of them), made once per bundle."""
+def _anti_domains(cluster: Cluster, i: int) -> dict[tuple[str, str], list[str]]:
+    """The domains the pods carrying the bound pods' anti-affinity term i (existing_anti_terms' order) are in
+    ((key, value) -> the first few of them): made for a term when a pod it matches first asks, then kept. Most
+    terms match no pending pod (a workload's own spread group), so most are never made."""
     placement = cluster.placement
     assert placement is not None
-    found = placement.memo.get("anti_domains")
+    memo: dict[int, dict[tuple[str, str], list[str]]] = placement.memo.setdefault("anti_domains", {})
+    found = memo.get(i)
     if found is None:
-        found = []
-        for term, carriers in existing_anti_terms(placement):
-            domains: dict[tuple[str, str], list[str]] = {}
-            for ns, per_node in carriers:
-                for node, names in per_node.items():
-                    view = cluster.nodes_by_name.get(node)
-                    value = view.labels.get(term.topology_key) if view is not None else None
-                    if value is not None:
-                        shown = domains.setdefault((term.topology_key, value), [])
-                        shown.extend(f"{ns}/{n}" for n in names[: 3 - len(shown)])
-            found.append(domains)
-        placement.memo["anti_domains"] = found
+        term, carriers = existing_anti_terms(placement)[i]
+        found = {}
+        for ns, per_node in carriers:
+            for node, names in per_node.items():
+                view = cluster.nodes_by_name.get(node)
+                value = view.labels.get(term.topology_key) if view is not None else None
+                if value is not None:
+                    shown = found.setdefault((term.topology_key, value), [])
+                    shown.extend(f"{ns}/{n}" for n in names[: 3 - len(shown)])
+        memo[i] = found
     return found
 
 
 def _forbidden(matched: tuple[int, ...], cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
     forbidden: dict[tuple[str, str], tuple[list[str], str]] = {}
     terms = existing_anti_terms(cluster.placement)  # type: ignore[arg-type]
-    domains_of = _anti_domains(cluster)
     for i in matched:
         term = terms[i][0]
-        for domain, names in domains_of[i].items():
+        for domain, names in _anti_domains(cluster, i).items():
             pods, _ = forbidden.setdefault(domain, ([], str(term)))
             pods.extend(names[: 3 - len(pods)])
     return forbidden
