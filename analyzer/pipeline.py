@@ -26,6 +26,7 @@ from analyzer.model.views import Findings
 # Imported only once the worker reading pods.json is forked (_the_rest): this process imports the model's, the
 # rules' and numpy's modules (a fifth of a second) while the worker reads, not before it starts.
 if TYPE_CHECKING:
+    from analyzer.model.build import Prepared
     from analyzer.model.target import Target
     from analyzer.model.views import Cluster
     from analyzer.verdict import Verdict
@@ -113,39 +114,49 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     return kept
 
 
-def owner_targets(loaded: Loaded, cluster: Cluster) -> list[Target]:
+@dataclass(kw_only=True)
+class Early:
+    """What is made of every file but pods.json while the worker hands its pods over (load_documents' `idle`):
+    the model's part (model.build.prepare) and the refused owners. None: made later, in order."""
+
+    model: Prepared | None = None
+    refusals: list[Target] | None = None
+
+
+def owner_targets(loaded: Loaded, cluster: Cluster, refusals: list[Target] | None = None) -> list[Target]:
     """Refused owners, then owners a queue holds (one target per owner: a refusal is the older story)."""
     from analyzer.targets.owners import owner_refusals
     from analyzer.targets.queued import queued_owners
 
-    refused = owner_refusals(loaded)
+    refused = owner_refusals(loaded) if refusals is None else refusals
     keys = {t.key for t in refused}
     return refused + [t for t in queued_owners(loaded, cluster.queues) if t.key not in keys]
 
 
 def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                   keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                  pod_states: bool = False, prepared: list | None = None) -> tuple[Loaded, PodsIndex]:
+                  pod_states: bool = False, early: Early | None = None) -> tuple[Loaded, PodsIndex]:
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use; the small kinds kept whole in
-    `loaded.documents`. `prepared`: given a list, the model's part made of every file but pods.json
-    (model.build.prepare) is put in it while the worker hands its pods over, if one does."""
+    `loaded.documents`. `early`: filled while the worker hands its pods over, if one does."""
     def idle(loaded: Loaded) -> None:
         from analyzer.model.build import prepare
+        from analyzer.targets.owners import owner_refusals
 
-        if prepared is not None:
-            prepared[:] = [prepare(loaded)]
+        if early is not None:
+            early.model = prepare(loaded)
+            early.refusals = owner_refusals(loaded)
 
     for layout in (True, False):
-        if prepared is not None:
-            prepared.clear()  # a second reading (LayoutMisread) makes its own
+        if early is not None:
+            early.model = early.refusals = None  # a second reading (LayoutMisread) makes its own
         pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
         sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
         token = LAYOUT_SPLIT.set(layout)
         try:
             return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
-                                  meanwhile=_the_rest, idle=idle if prepared is not None else None), pods
+                                  meanwhile=_the_rest, idle=idle if early is not None else None), pods
         except LayoutMisread:
             continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
         finally:
@@ -185,16 +196,16 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            prepared: list = []
-            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states, prepared=prepared)
+            early = Early()
+            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states, early=early)
             from analyzer.classify import classify_all
             from analyzer.model.build import build_cluster
             from analyzer.targets.attempts import stored_attempts
 
-            cluster = build_cluster(loaded, config, keep=keep, pods=pods, prepared=prepared[0] if prepared else None)
+            cluster = build_cluster(loaded, config, keep=keep, pods=pods, prepared=early.model)
             stored = stored_attempts(loaded)
             notes: list[str] = []
-            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster)
+            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster, early.refusals)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)
             if classify:
@@ -235,12 +246,12 @@ def validate_only(path: str | Path, engine: str | None = None,
     so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
-        prepared: list = []
-        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress, prepared=prepared)
+        early = Early()
+        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress, early=early)
         from analyzer.model.build import build_cluster
         from analyzer.targets.attempts import stored_attempts
 
-        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods, prepared=prepared[0] if prepared else None)
+        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods, prepared=early.model)
         return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 
 

@@ -48,7 +48,7 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
         if text is None:
             continue  # the latest failure is not an admission refusal
         if owners is None:
-            owners = _owner_index(loaded)
+            owners = _owner_index(loaded, {k for k in latest if text_from_event(str(latest[k][1].get("message") or ""))})
         owner_obj, problem = owners.get(key, (None, None))
         spec = None
         owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
@@ -66,16 +66,21 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
     return out
 
 
-def _owner_index(loaded: Loaded) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
-    """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid."""
+def _owner_index(loaded: Loaded, wanted: set[tuple[str, str, str]]
+                 ) -> dict[tuple[str, str, str], tuple[dict | None, str | None]]:
+    """(kind, namespace, name) -> (object, None), or (None, why) for an owner present but invalid: the `wanted`
+    owners, found in their kinds' files only."""
     index: dict[tuple[str, str, str], tuple[dict | None, str | None]] = {}
+    kinds = {key[0] for key in wanted}
     for kind, file in OWNERS.items():
         doc = loaded.documents.get(file)
-        if doc is None:
+        if doc is None or kind not in kinds:
             continue
         for i, item in enumerate(doc.items):
             meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
             key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if key not in wanted:
+                continue
             if i in doc.invalid:
                 index.setdefault(key, (None, f"{kind} {key[1]}/{key[2]} is invalid: {doc.invalid[i][0] if doc.invalid[i] else doc.item_path(i)}"))
             else:
