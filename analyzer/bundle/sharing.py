@@ -1,6 +1,6 @@
 """One List's items read by two processes that finish together (pods.json on a large bundle).
 
-This process forks a worker after a first split of the items (forked.first_split): the worker reads the items
+This process forks a worker after a first split of the items (forked.parent_share): the worker reads the items
 after it at once; this process reads the ones before it last, after the other files and its own imports, and
 claims them a chunk at a time. A worker that is done takes the later half of what this process has left, again
 and again (work stealing): the two finish within a chunk of each other whatever else the machine runs, where a
