@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from analyzer import words
 from analyzer.bundle import forked
-from analyzer.bundle.sharing import Shares
+from analyzer.bundle.sharing import Shares, tiles
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.gpu_names import gpu_names
@@ -260,7 +260,7 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
         at = shares.end()
         got = child.result() if child is not None else None
         child = None
-        parts = got if isinstance(got, list) and [p[:2] for p in got] == _tiles(got, at, len(todo)) else None
+        parts = got if isinstance(got, list) and tiles(got, at, len(todo)) else None
         if parts is None:  # no worker, or it failed: the rest here
             for t in todo[at:]:
                 yield clf.classify(t)
@@ -284,14 +284,6 @@ SHARE_MIN_TARGETS = 2000
 # This process's share before the worker takes from it: the larger, as this process also writes the answer.
 CLASSIFY_PARENT_SHARE = 0.6
 WARM_UP = 16  # 1/16 of the targets classified before the fork
-
-
-def _tiles(parts: list, start: int, end: int) -> list[tuple[int, int]]:
-    out, lo = [], start
-    for p in parts:
-        out.append((lo, p[1]))
-        lo = p[1]
-    return out if lo == end else []
 
 
 def _classify_share(cluster: Cluster, todo: list[Target], lo: int, *, shares: Shares, least: int) -> list[tuple]:

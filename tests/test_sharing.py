@@ -110,3 +110,13 @@ def test_a_parent_slow_to_reach_its_share_has_most_of_it_read_by_the_worker(
     assert len(parts) == 1 and len(parts[0]) >= 3, parts  # its own items and at least two halves of the parent's
     first, total = parts[0][0][0], parts[0][-1][1]
     assert first < total // 8  # the parent read less than an eighth itself
+
+
+def test_a_workers_parts_are_used_only_when_they_follow_one_another_to_the_end():
+    from analyzer.bundle.sharing import tiles
+
+    assert tiles([(5, 8, "a"), (8, 20, "b")], 5, 20)
+    assert not tiles([(5, 8, "a"), (9, 20, "b")], 5, 20)  # an item nobody read
+    assert not tiles([(5, 8, "a")], 5, 20)  # the end missing
+    assert tiles([(5, 8, "bad"), ], 5, 20, stops_at=lambda p: p[2] == "bad")  # the worker stopped at an unreadable item
+    assert tiles([], 20, 20) and not tiles([], 5, 20)

@@ -292,7 +292,7 @@ class Pending:
             at = self.shares.end()
             got = self.child.result()
             parts, count = got if got is not None else ([], 0)  # type: ignore[misc]
-            if [(p[0], p[1]) for p in parts] != _tiling(parts, at, count):
+            if not tiles(parts, at, count, stops_at=lambda p: p[4] is not None):
                 parts = []  # not the items after this process's (cannot happen): read them here
             for lo, hi, summary, found, bad in parts:
                 if bad is not None:
@@ -323,17 +323,19 @@ class Pending:
         self.data = self.raws = None  # type: ignore[assignment]
 
 
-def _tiling(parts: list[tuple], start: int, count: int) -> list[tuple[int, int]]:
-    """The ranges parts must have: one after another from `start`, the last ending at `count` (or at the part
-    with an unreadable item, where the worker stopped)."""
-    out, lo = [], start
+def tiles(parts: list, start: int, end: int, *, stops_at: Callable[[tuple], bool] | None = None) -> bool:
+    """Do the parts' ranges (each part's first two values, lo and hi) follow one another from `start` to `end`? A
+    part for which `stops_at` holds may end them early (the worker stopped there). What a worker sends back is
+    checked so before it is used: anything else, which cannot happen, is read here instead."""
+    lo = start
     for p in parts:
-        out.append((lo, p[1]))
+        if p[0] != lo:
+            return False
         lo = p[1]
-        if p[4] is not None:
-            return out
-    return out if lo == count else []
+        if stops_at is not None and stops_at(p):
+            return True
+    return lo == end
 
 
-__all__ = ["Add", "ItemSink", "Pending", "Shares", "Splittable", "UnreadableItem", "chunk_of", "unreadable", "visit",
+__all__ = ["Add", "ItemSink", "Pending", "Published", "Shares", "Splittable", "UnreadableItem", "chunk_of", "tiles", "unreadable", "visit",
            "worker_share"]
