@@ -181,12 +181,13 @@ def analyze(bundle: Path = BundleArg,
     def run() -> int:
         from analyzer.pipeline import analyse, iter_verdicts
         from analyzer.progress import ProgressLine
-        from analyzer.report import renderers, table
 
         options = _options(namespace, manifest, gpu_pod, resource)
         with ProgressLine.for_stderr(quiet=quiet) as line:
             analysis = analyse(bundle, options, classify=False, progress=line.file)
             _hold(analysis)
+            from analyzer.report import renderers, table  # after reading: not before pods.json's worker is forked
+
             with analysis.bundle:
                 if sys.stdout.isatty():
                     line.close()  # the answer goes to the same terminal: no line drawn across it

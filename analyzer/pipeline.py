@@ -19,7 +19,7 @@ from analyzer.bundle.streaming import KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.node_start import is_node_event_reason
+from analyzer.model.pod_status import is_node_event_reason
 from analyzer.model.pods_index import PodsIndex
 from analyzer.model.views import Findings
 

@@ -325,7 +325,7 @@ def test_node_events_are_kept_by_the_streaming_reader():
 
 def test_only_pods_that_never_ran_are_kubelet_rejections():
     # A pod that ran and was evicted or failed is not "a pod that will not start": it stays out of the targets.
-    from analyzer.model.node_start import kubelet_rejected, never_started
+    from analyzer.model.pod_status import kubelet_rejected, never_started
     rejected = {"phase": "Failed", "reason": "UnexpectedAdmissionError", "message": "Pod was rejected: …"}
     assert kubelet_rejected(rejected)
     ran = {**rejected, "containerStatuses": [{"name": "c", "state": {"terminated": {"reason": "Error", "exitCode": 1}}}]}

@@ -120,3 +120,28 @@ def test_a_workers_parts_are_used_only_when_they_follow_one_another_to_the_end()
     assert not tiles([(5, 8, "a")], 5, 20)  # the end missing
     assert tiles([(5, 8, "bad"), ], 5, 20, stops_at=lambda p: p[2] == "bad")  # the worker stopped at an unreadable item
     assert tiles([], 20, 20) and not tiles([], 5, 20)
+
+
+def test_a_workers_part_whose_rows_are_not_of_their_types_is_refused_whole_and_changes_nothing():
+    """merge() decodes a part straight to the rows' types; a part that does not decode so (no valid pod makes one)
+    is refused (False: the parent reads those items itself), and nothing of it is kept."""
+    import msgspec
+    from conftest import lab_items
+
+    from analyzer.model.pods_index import PodsIndex
+    from analyzer.model.views import Findings
+
+    pods = lab_items("pods")
+    head = PodsIndex(file="pods.json", findings=Findings())
+    tail = head.part()
+    for i, p in enumerate(pods):
+        (head if i < len(pods) // 2 else tail).add(f"$.items[{i}]", p)
+    bulk, *rest = tail.summary()
+    parts = msgspec.msgpack.decode(bulk)
+    before = (set(head.keys), dict(head.usage), len(head.placed), len(head.targets))
+    parts[8] = [{"app": 1} for _ in parts[8]]  # label values that are not strings
+    assert parts[8], "the tail holds bound pods"
+    assert not head.merge((msgspec.msgpack.encode(parts), *rest))
+    assert (set(head.keys), dict(head.usage), len(head.placed), len(head.targets)) == before
+    assert head.merge(tail.summary())  # the same part, as the worker sends it
+    assert len(head.keys) == len(pods)

@@ -13,6 +13,9 @@ class Hasher:
     worker would inherit a half-held lock) and go on after it, instead of holding the fork back until done."""
 
     CHUNK = 32 << 20  # a pause waits for at most one chunk (about 15 ms)
+    # The first chunks are small: a fork comes a few milliseconds after the hashing of pods.json starts, and its
+    # pause waited for most of a whole chunk; later ones are large, so the thread seldom asks for the GIL.
+    FIRST_CHUNK = 1 << 20
 
     def __init__(self, data: bytes | mmap.mmap) -> None:
         self.data = data
@@ -27,7 +30,7 @@ class Hasher:
         drop = getattr(self.data, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
         try:
             while self._at < len(view) and not self._stop:
-                end = min(self._at + self.CHUNK, len(view))
+                end = min(self._at + min(self.CHUNK, max(self.FIRST_CHUNK, self._at)), len(view))
                 self._sha.update(view[self._at:end])
                 if drop is not None:  # the hashed pages leave this process (they stay in the page cache)
                     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import pickle
 import signal
 import struct
 from typing import Callable
@@ -60,6 +59,8 @@ class Child:
                 os.close(read)
                 _child_signals(parent)
                 try:
+                    import pickle
+
                     payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
                 except BaseException:  # noqa: BLE001 - any failure: the parent redoes the share
                     payload = b""
@@ -70,6 +71,8 @@ class Child:
             finally:
                 os._exit(0)  # no atexit, no flushing of buffers inherited from the parent
         os.close(write)
+        import pickle  # noqa: F401 - imported while the child works, not before it is forked (result() loads)
+
         self._pid = pid
         self._read = read
 
@@ -102,6 +105,8 @@ class Child:
             if status not in (0, None) or not payload:
                 return None
             try:
+                import pickle
+
                 self._value = pickle.loads(payload)  # a torn payload (a killed child) does not load
             except Exception:  # noqa: BLE001 - a torn or odd payload: the caller redoes the share
                 self._value = None

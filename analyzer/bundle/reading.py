@@ -14,7 +14,6 @@ import mmap
 import os
 import shutil
 import stat
-import tarfile
 import tempfile
 import zlib
 from contextlib import contextmanager
@@ -251,6 +250,8 @@ def _from_directory(root: Path, label: str) -> Bundle:
 
 def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_members: int) -> Path:
     """Check every member first, then unpack regular files only. Returns the bundle root inside dest."""
+    import tarfile  # only for an archive: a directory's every start does without it
+
     try:
         tf = tarfile.open(archive, "r:*")
     except (tarfile.TarError, OSError, EOFError) as exc:

@@ -10,10 +10,12 @@ pods x nodes x pods.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 
-from analyzer.model.labels import Selector
+if TYPE_CHECKING:  # the reader imports this module for its rows before the worker is forked; selectors come later
+    from analyzer.model.labels import Selector
 
 # One bound pod: (namespace, name, node, label-set id, claim names, host ports, required anti-affinity JSON).
 Row = tuple[str, str, str, int, tuple[str, ...], tuple[tuple[str, int, str], ...], bytes]

@@ -14,7 +14,7 @@ from analyzer.bundle.validation import Violation
 from analyzer.kube import GROUP_ANNOTATIONS, PROVREQ_ANNOTATIONS, QUEUE_LABEL, TERMINATED
 from analyzer.model import quantity
 from analyzer.model.accelerators import is_extended
-from analyzer.model.node_start import is_bound_target
+from analyzer.model.pod_status import is_bound_target
 from analyzer.model.placement import LabelSets, NominatedRow, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.podspec import effective_requests, nominated_node, priority_of
 from analyzer.model.quantity import QuantityError
@@ -76,7 +76,14 @@ def _controller_uid(meta: dict) -> str | None:
     return None
 
 
-_MAYBE_BOUND_TARGET = ("Running", "Failed")  # node_start.is_bound_target: never started, or rejected by the kubelet
+_Ports = tuple[tuple[str, int, str], ...]
+# A worker's part as summary() encodes it, the types merge() decodes it to (placement.Row, NominatedRow).
+_Bulk = tuple[list[str], list[str], dict[str, dict[str, int]], dict[str, list[tuple[str, str, str | None, int]]],
+              list[dict[str, int]], list[tuple[dict, dict]], dict[str, tuple[str, str | None]] | None,
+              list[tuple[str, str, str, int, tuple[str, ...], _Ports, bytes]], list[dict[str, str]], list[bytes],
+              dict[str, tuple[str, str, str, str]], list[tuple[str, str, str, int, dict[str, int], _Ports]]]
+
+_MAYBE_BOUND_TARGET = ("Running", "Failed")  # pod_status.is_bound_target: never started, or rejected by the kubelet
 
 
 class PodsIndex:
@@ -238,8 +245,12 @@ class PodsIndex:
         bulk, bare, unknown, asked, found, duplicates = summary
         if duplicates:
             return False
-        (keys, uids, usage, holders, requests, specs, states, placed, label_sets, label_keys, newest,
-         nominated) = msgspec.msgpack.decode(bulk)
+        # Decoded to the rows' own types (tuples, not lists): msgspec builds them, no Python loop remakes them.
+        try:
+            (keys, uids, usage, holders, requests, specs, states, placed, label_sets, label_keys, newest,
+             nominated) = msgspec.msgpack.decode(bulk, type=_Bulk)
+        except msgspec.ValidationError:  # a value of a type the rows never hold (a hostile bundle's): read it here
+            return False
         if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
             return False
         self.keys.update(keys)
@@ -255,20 +266,21 @@ class PodsIndex:
         for node, rows in holders.items():
             self.pods_on[node].extend([BoundPod(ns, name, phase, requests[ref]) for ns, name, phase, ref in rows])
         ids = [self.label_sets.id_of_key(key, labels) for key, labels in zip(label_keys, label_sets)]
-        self.placed.extend((ns, name, node, ids[lid], tuple(claims), tuple((pr, port, ip) for pr, port, ip in ports), anti)
-                           for ns, name, node, lid, claims, ports, anti in placed)
-        self.nominated.extend((ns, name, node, priority, asked, tuple((pr, port, ip) for pr, port, ip in ports))
-                              for ns, name, node, priority, asked, ports in nominated)
+        if ids != list(range(len(ids))):  # the worker's label-set ids are its own: renumbered as this index's
+            placed = [(ns, name, node, ids[lid], claims, ports, anti) for ns, name, node, lid, claims, ports, anti in placed]
+        self.placed.extend(placed)
+        self.nominated.extend(nominated)
         for node, first in unknown.items():
             self.unknown.setdefault(node, first)
-        self.targets.extend(dataclasses.replace(t, spec=spec, status=status) for t, (spec, status) in zip(bare, specs))
+        for t, (spec, status) in zip(bare, specs):  # the worker's copies, unpickled here: nobody else holds them
+            t.spec, t.status = spec, status
+        self.targets.extend(bare)
         if asked is not None:
             self.asked = asked
         self.findings.items.extend(found)
         if self.states is not None:
-            self.states.update((key, (node, phase)) for key, (node, phase) in states.items())
+            self.states.update(states)
         for controller, theirs in newest.items():
-            theirs = tuple(theirs)
             if controller not in self.newest or theirs > self.newest[controller]:
                 self.newest[controller] = theirs
         return True

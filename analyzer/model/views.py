@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from analyzer.bundle.engines import Violation, violations
-from analyzer.model.accelerators import AcceleratorConfig
-from analyzer.model.nodes import InvalidNode, NodeView
-from analyzer.model.events import SchedulerSaid
-from analyzer.model.target import Target
 
+# Types of the Cluster's fields only: the reader's PodsIndex imports this module for BoundPod and Findings before the
+# worker is forked, and needs none of them.
 if TYPE_CHECKING:
+    from analyzer.model.accelerators import AcceleratorConfig
+    from analyzer.model.events import SchedulerSaid
+    from analyzer.model.nodes import InvalidNode, NodeView
+    from analyzer.model.target import Target
     from analyzer.model.autoscalers import Autoscalers
     from analyzer.model.dra.world import Dra
     from analyzer.model.node_start import NodeStart

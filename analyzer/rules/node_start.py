@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from analyzer import words
-from analyzer.model import node_start as ns
+from analyzer.model import pod_status as ns
 from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
 from analyzer.rules.case import Case, Decision
