@@ -86,8 +86,12 @@ def _me(target: Target) -> str:
 
 class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
-                 scalar: bool = False) -> None:
+                 scalar: bool = False, evidence: bool = True) -> None:
         self.cluster = cluster
+        # False: the word and the reason only (report.BARE: the table and words print nothing else); the evidence
+        # made after the decision (funnel stages, fit rows, nearest nodes, the scheduler's message rebuilt) is
+        # left out, a third of classifying. The rules' own evidence stays: it is made while deciding.
+        self.evidence = evidence
         self.scalar = scalar  # True: every stage and every evidence node by node (the reference the tests compare)
         self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
@@ -110,6 +114,8 @@ class Classifier:
             return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE,
                            reason=f"{target.source}: unusable quantity: {exc}",
                            evidence={"missing": exc.file or target.source, "invalid": [str(exc)]})
+        if not self.evidence:
+            return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence)
         funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
         shape = self._shape_evidence(case.funnel) if funnel is not None else None
         fit = None
@@ -227,11 +233,12 @@ class Classifier:
 
 
 def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
-                 namespaces: tuple[str, ...] = (), scalar: bool = False) -> Iterator[Verdict]:
+                 namespaces: tuple[str, ...] = (), scalar: bool = False, evidence: bool = True) -> Iterator[Verdict]:
     """Every target, one verdict at a time (the output is written as they come): pods that will not start,
     then attempts and refused owners (optionally only some namespaces). `cache` False: one funnel per pod;
-    `scalar`: node by node, no columns (both the references the tests compare)."""
-    clf = Classifier(cluster, cache=cache, scalar=scalar)
+    `scalar`: node by node, no columns (both the references the tests compare); `evidence` False: each verdict's
+    word and reason only (Classifier)."""
+    clf = Classifier(cluster, cache=cache, scalar=scalar, evidence=evidence)
     wanted = set(namespaces)
     todo = [t for t in (*cluster.pod_targets, *extra) if not wanted or t.namespace in wanted]
     # Never forked beside another thread (serve's event loop): a lock it holds would stay held in the child.
@@ -246,7 +253,7 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     stop = first + int((len(todo) - first) * CLASSIFY_PARENT_SHARE)
     shares = Shares(stop, first)
     chunk = max(2, min(64, len(todo) // 64))
-    child = forked.start(partial(_classify_share, cluster, todo, stop, shares=shares, least=chunk))
+    child = forked.start(partial(_classify_share, cluster, todo, stop, shares=shares, least=chunk, evidence=evidence))
     if child is not None:
         shares.worker_done = child.done_fd
     try:
@@ -286,10 +293,11 @@ CLASSIFY_PARENT_SHARE = 0.6
 WARM_UP = 16  # 1/16 of the targets classified before the fork
 
 
-def _classify_share(cluster: Cluster, todo: list[Target], lo: int, *, shares: Shares, least: int) -> list[tuple]:
+def _classify_share(cluster: Cluster, todo: list[Target], lo: int, *, shares: Shares, least: int,
+                    evidence: bool = True) -> list[tuple]:
     """In the worker: the verdicts of todo[lo:], then of ranges taken from the end of the parent's, each without
     its target (the parent puts it back): [(lo, hi, verdicts)] in order."""
-    clf = Classifier(cluster)
+    clf = Classifier(cluster, evidence=evidence)
     parts = []
     hi = len(todo)
     while lo < hi:

@@ -186,13 +186,14 @@ def analyze(bundle: Path = BundleArg,
         with ProgressLine.for_stderr(quiet=quiet) as line:
             analysis = analyse(bundle, options, classify=False, progress=line.file)
             _hold(analysis)
-            from analyzer.report import renderers, table  # after reading: not before pods.json's worker is forked
+            from analyzer.report import BARE, renderers, table  # after reading: not before pods.json's worker is forked
 
             with analysis.bundle:
                 if sys.stdout.isatty():
                     line.close()  # the answer goes to the same terminal: no line drawn across it
                 targets = len(analysis.cluster.pod_targets) + len(analysis.extra)
-                verdicts = line.counted("classifying", iter_verdicts(analysis, namespaces=options.namespaces), targets)
+                verdicts = line.counted("classifying", iter_verdicts(analysis, namespaces=options.namespaces,
+                                                                     evidence=output not in BARE), targets)
                 # json and words are written as the verdicts come; the table needs them all for its widths.
                 if output in ("table", "wide"):
                     table.render(list(verdicts), sys.stdout, colour=table.use_colour(sys.stdout),

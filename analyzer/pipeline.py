@@ -116,8 +116,8 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
 
 @dataclass(kw_only=True)
 class Early:
-    """What is made of every file but pods.json while the worker hands its pods over (load_documents' `idle`):
-    the model's part (model.build.prepare) and the refused owners. None: made later, in order."""
+    """What is made of every file but pods.json while the worker reads pods (load_documents' `meanwhile`): the
+    model's part (model.build.prepare) and the refused owners. None: made later, in order."""
 
     model: Prepared | None = None
     refusals: list[Target] | None = None
@@ -139,12 +139,13 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use; the small kinds kept whole in
-    `loaded.documents`. `early`: filled while the worker hands its pods over, if one does."""
-    def idle(loaded: Loaded) -> None:
-        from analyzer.model.build import prepare
-        from analyzer.targets.owners import owner_refusals
-
+    `loaded.documents`. `early`: filled once the other files are read, while the worker (if any) reads pods."""
+    def meanwhile(loaded: Loaded) -> None:
+        _the_rest()
         if early is not None:
+            from analyzer.model.build import prepare
+            from analyzer.targets.owners import owner_refusals
+
             early.model = prepare(loaded)
             early.refusals = owner_refusals(loaded)
 
@@ -156,7 +157,7 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
         token = LAYOUT_SPLIT.set(layout)
         try:
             return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
-                                  meanwhile=_the_rest, idle=idle if early is not None else None), pods
+                                  meanwhile=meanwhile), pods
         except LayoutMisread:
             continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
         finally:
@@ -232,11 +233,12 @@ class Checked:
         return self.loaded.violation_count + len(self.findings)
 
 
-def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = ()) -> Iterator[Verdict]:
-    """classify_all's verdicts, in the same order, one at a time: the output is written as they come."""
+def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = (), evidence: bool = True) -> Iterator[Verdict]:
+    """classify_all's verdicts, in the same order, one at a time: the output is written as they come.
+    `evidence` False: the word and the reason only (a format that prints nothing else, report.BARE)."""
     from analyzer.classify import each_verdict
 
-    return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces)
+    return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces, evidence=evidence)
 
 
 def validate_only(path: str | Path, engine: str | None = None,

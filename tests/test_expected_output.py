@@ -60,3 +60,26 @@ def test_no_expected_file_without_its_bundle(request: pytest.FixtureRequest) -> 
             p.unlink()
         return
     assert not orphans, f"expected output for a bundle that is not in the repository: {orphans}"
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLES))
+def test_words_and_wide_made_without_evidence_say_what_the_json_says(name: str) -> None:
+    """`-o words` and the table classify without the evidence (report.BARE): each line still has the word and the
+    reason `-o json` gives for the same target, in the same order."""
+    import json
+
+    verdicts = json.loads(analyze_json(BUNDLES[name]))["verdicts"]
+
+    def out(fmt: str) -> list[str]:
+        result = CliRunner().invoke(app, ["analyze", str(BUNDLES[name]), "-o", fmt, "--quiet"])
+        assert result.exit_code == 0, result.stderr
+        return result.stdout.splitlines()
+
+    def key(v: dict) -> str:
+        return f"{v['namespace']}/{v['name']}" if v["kind"] in ("Pod", "Attempt") else f"{v['namespace']}/{v['kind'].lower()}/{v['name']}"
+
+    assert out("words") == [f"{key(v)}\t{v['word']}" for v in verdicts]
+    wide = out("wide")
+    assert len(wide) > len(verdicts) > 0
+    for v, line in zip(verdicts, wide[1:]):
+        assert line.split()[:2] == [key(v), v["word"]] and line.rstrip().endswith(v["reason"].rstrip()), line

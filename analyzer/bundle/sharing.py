@@ -277,8 +277,7 @@ class Pending:
         if bad is not None:
             raise unreadable(self.data, self.file, bad, self.raws)
 
-    def finish(self, progress: Callable[[int, int], None] | None = None, idle: Callable[[], None] | None = None) -> None:
-        """`idle()`: the caller's work to do before waiting for the worker's parts."""
+    def finish(self, progress: Callable[[int, int], None] | None = None) -> None:
         total = self.total
         tick = None if progress is None else (lambda i: progress(min(i, total), total))
         try:
@@ -287,8 +286,6 @@ class Pending:
                 if lo >= hi:
                     break
                 self._here(lo, hi, tick)
-            if idle is not None:
-                idle()
             at = self.shares.end()
             got = self.child.result()
             parts, count = got if got is not None else ([], 0)  # type: ignore[misc]

@@ -12,7 +12,6 @@ the test that proves both engines give the same findings.
 
 from __future__ import annotations
 
-import functools
 from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
@@ -169,13 +168,13 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
             return None, None
         return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), None  # type: ignore[union-attr]
 
-    def finish(idle: Callable[[], None] | None = None) -> None:
+    def finish() -> None:
         # This process's items, then the worker's, go where reading them all here would have put their findings:
         # after the file's own checksum findings, before those of any file read meanwhile.
         later = loaded.violations[at:]
         del loaded.violations[at:]
         try:
-            pending.finish(progress(rel) if progress else None, idle)
+            pending.finish(progress(rel) if progress else None)
         except BaseException as exc:
             if hasher is not None:
                 hasher.pause()
@@ -197,16 +196,15 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                    sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                   meanwhile: Callable[[], None] | None = None, idle: Callable[[Loaded], None] | None = None) -> Loaded:
+                   meanwhile: Callable[[Loaded], None] | None = None) -> Loaded:
     """Read, check and validate every file of the bundle that the analyzer uses.
 
     Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
     caller's sink (pods to model.pods_index.PodsIndex) instead of being kept: such a kind is not in
     `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
-    `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile()`: called after this
-    process has read its files and before it waits for a worker's share (the caller's next imports). `idle(loaded)`:
-    called once this process has read its share of pods.json, before it waits for the worker's (the caller's
-    first steps with every other file read); not called when no worker shares a file.
+    `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile(loaded)`: called once
+    every other file is read, before this process reads its share of a List shared with a worker (the caller's
+    next imports and its first steps with those files: the worker takes more of this process's share meanwhile).
 
     strict=True (validate): an unreadable file of any kind raises BundleError
     (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
@@ -226,7 +224,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
                     meanwhile=0 if meanwhile is None else MEANWHILE_BYTES)
         _read_singles(loaded, schemas, strict=strict)
         if meanwhile is not None:
-            meanwhile()  # while a worker still reads its share: the caller's next steps, made ready
+            meanwhile(loaded)  # while a worker still reads its share: the caller's next steps, made ready
     except BundleError:
         # Reading in file order, a worker's share (pods) would have been read before this later file:
         # its own error, if it has one, is the one to report.
@@ -238,8 +236,7 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
             d.abandon()
         raise
     for d in deferred:
-        d.finish(None if idle is None else functools.partial(idle, loaded))
-        idle = None  # once
+        d.finish()
     return loaded
 
 

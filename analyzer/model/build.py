@@ -75,7 +75,7 @@ def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str
 @dataclass(kw_only=True)
 class Prepared:
     """What the model makes of every file but pods.json: made while the worker still hands its pods over
-    (pipeline.analyse's `idle`), else at the start of build_cluster. Its findings are kept apart, so the
+    (pipeline.load_streamed's `meanwhile`), else at the start of build_cluster. Its findings are kept apart, so the
     cluster's findings keep their order: nodes', pods', DRA's, queues', autoscalers'."""
 
     nodes: list[NodeView] | None
