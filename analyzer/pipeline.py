@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from analyzer.bundle.catalog import EVENTS, PODS
+from analyzer.bundle.catalog import EVENTS, JOBS, KINDS, PODS, Kind
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread
-from analyzer.bundle.streaming import KeepIf, Progress
+from analyzer.bundle.streaming import ItemSink, KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
@@ -138,8 +138,8 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
                   pod_states: bool = False, early: Early | None = None) -> tuple[Loaded, PodsIndex]:
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
-    node and phase), events.json down to the failures the readers use; the small kinds kept whole in
-    `loaded.documents`. `early`: filled once the other files are read, while the worker (if any) reads pods."""
+    node and phase), events.json down to the failures the readers use, the owners' files down to the owners
+    they name (_Wanted); the small kinds kept whole in `loaded.documents`. `early`: filled once the other files are read, while the worker (if any) reads pods."""
     def meanwhile(loaded: Loaded) -> None:
         _the_rest()
         if early is not None:
@@ -153,7 +153,9 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
         if early is not None:
             early.model = early.refusals = None  # a second reading (LayoutMisread) makes its own
         pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
-        sinks = {PODS.name: pods, EVENTS.name: KeepIf(wanted=_wanted_event)}
+        wanted = _Wanted()
+        sinks: dict[str, ItemSink] = {PODS.name: pods, EVENTS.name: KeepIf(wanted=wanted.event)}
+        sinks.update({k.name: KeepIf(wanted=wanted.owner(k), invalid_too=True) for k in KINDS if k.owns_pods})
         token = LAYOUT_SPLIT.set(layout)
         try:
             return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
@@ -179,6 +181,36 @@ def _event_reasons() -> frozenset[str]:
 def _wanted_event(event: dict) -> bool:
     reason = event.get("reason")
     return reason in _event_reasons() or is_node_event_reason(reason)
+
+
+class _Wanted:
+    """The items of events.json and of the owners' files (ReplicaSets, Jobs, StatefulSets, DaemonSets) a reader
+    uses; the others are validated and dropped, as pods are (a cluster keeps ten old ReplicaSets per Deployment:
+    a fifth of a large bundle's other files, and most of what they would hold in memory). An owner is kept when a
+    FailedCreate event names it (targets/owners.py) or, for Jobs, when a queue may hold it (targets/queued.py).
+    The catalog reads events.json before the owners' files, so the names are known by then."""
+
+    def __init__(self) -> None:
+        self.named: set[tuple[str, str, str]] = set()
+
+    def event(self, event: dict) -> bool:
+        if not _wanted_event(event):
+            return False
+        from analyzer.targets.owners import named_owner  # after the fork, with the rest
+
+        key = named_owner(event)
+        if key is not None:
+            self.named.add(key)
+        return True
+
+    def owner(self, kind: Kind) -> Callable[[dict], bool]:
+        def wanted(item: dict) -> bool:
+            from analyzer.targets.owners import owner_key  # after the fork, with the rest
+            from analyzer.targets.queued import held_job
+
+            return owner_key(kind.item_kind, item) in self.named or (kind is JOBS and held_job(item))
+
+        return wanted
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,

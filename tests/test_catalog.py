@@ -38,3 +38,11 @@ def test_sealer_lists_the_catalog(tmp_path):
     seal = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(seal)  # type: ignore[union-attr]
     assert [k for k in seal.KINDS if k != "version"] == [k.name for k in KINDS]
+
+
+def test_events_are_read_before_the_owners_they_name():
+    """The reader keeps only the owners a FailedCreate event names (pipeline._Wanted): events.json comes first."""
+    from analyzer.bundle.catalog import EVENTS, KINDS, NAMES
+
+    owners = [k.name for k in KINDS if k.owns_pods]
+    assert owners and all(NAMES.index(EVENTS.name) < NAMES.index(k) for k in owners)

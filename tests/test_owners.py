@@ -267,3 +267,26 @@ def test_statefulset_refused_by_quota(tmp_path):
 def test_why_answers_for_an_owner(tmp_path):
     root = _bundle(tmp_path, replicasets=[replicaset()], events=_rs_events())
     assert run_cli("why", root, f"quota-lab/replicaset/{RS}", check=True).stdout == "quota-exceeded\n"
+
+
+def test_owners_no_event_names_are_validated_and_dropped_an_invalid_named_one_is_kept(tmp_path):
+    """Only the owners a FailedCreate event names are kept after validation (pipeline._Wanted; a Deployment leaves
+    ten old ReplicaSets behind): the others' findings still count, and a named owner that is invalid is still
+    named invalid at its own JSON path among all the file's items."""
+    from analyzer.pipeline import Options, analyse
+
+    others = [replicaset(f"web-{i:05d}a", replicas=1, existing=1) for i in range(3)]
+    broken = replicaset()
+    broken["spec"]["replicas"] = "three"  # the schema wants an integer
+    also_broken = replicaset("old-00000b")
+    also_broken["spec"]["replicas"] = "two"  # invalid too, but no event names it
+    root = _bundle(tmp_path, replicasets=[*others, also_broken, broken], events=_rs_events())
+    analysis = analyse(root, Options())
+    doc = analysis.loaded.documents["replicasets"]
+    assert [owner_key for owner_key in (i["metadata"]["name"] for i in doc.items)] == [RS]
+    assert doc.item_path(0) == "$.items[4]" and 0 in doc.invalid
+    found = [str(v) for v in analysis.loaded.violations if v.file == "replicasets.json"]
+    assert [f.split(":")[1].strip() for f in found] == ["$.items[3].spec.replicas", "$.items[4].spec.replicas"]
+    v = {x.key: x for x in analysis.verdicts}[f"quota-lab/replicaset/{RS}"]
+    assert v.word == "quota-exceeded"
+    assert v.evidence["owner"]["object"].startswith(f"ReplicaSet quota-lab/{RS} is invalid: replicasets.json: $.items[4].spec.replicas")

@@ -39,7 +39,7 @@ Progress = Callable[[int, int], None]  # (items done, items in the file)
 
 @dataclass
 class KeepAll:
-    """Keep every item (the small kinds: nodes, quotas, owners, DRA objects): a Document as before."""
+    """Keep every item (the small kinds: nodes, quotas, DRA objects): a Document as before."""
 
     items: list = field(default_factory=list)
     invalid: dict[int, list[Violation]] = field(default_factory=dict)
@@ -55,11 +55,15 @@ class KeepAll:
 
 @dataclass
 class KeepIf(KeepAll):
-    """Keep only the valid items a reader can use (events: the scheduler's and controllers' failures);
-    `positions` remembers where each kept item was, so its JSON path stays right."""
+    """Keep only the items a reader can use (events: the scheduler's and controllers' failures; owners: those an
+    event or a queue names); `positions` remembers where each kept item was, so its JSON path stays right.
+    `invalid_too`: an invalid item `wanted` accepts is kept too, with its findings (a reader names it invalid);
+    `wanted` is then asked of whatever the item is, not only of a valid object."""
 
     wanted: Callable[[dict], bool] = lambda item: True
+    invalid_too: bool = False
     seen: int = 0
+    single: bool = False  # the file held one object (path "$"), not a List
 
     def __post_init__(self) -> None:
         self.positions = []
@@ -69,9 +73,16 @@ class KeepIf(KeepAll):
             self.items.append(item)
             self.positions.append(self.seen)  # type: ignore[union-attr]
         self.seen += 1
+        self.single = path == "$"
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
-        self.seen += 1  # its findings are already reported; no reader uses an invalid event
+        # Its findings are already reported; kept only for a reader that names invalid items it needs.
+        if self.invalid_too and self.wanted(item):  # type: ignore[arg-type]
+            self.invalid[len(self.items)] = violations
+            self.items.append(item)
+            self.positions.append(self.seen)  # type: ignore[union-attr]
+        self.seen += 1
+        self.single = path == "$"
 
 
 @dataclass(frozen=True, kw_only=True)

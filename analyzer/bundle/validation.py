@@ -115,7 +115,7 @@ class Deferred:
     """A share of one file's items a worker process is still reading: `finish()` merges it in (raising the
     file's BundleError as reading it here would), `abandon()` stops the worker."""
 
-    finish: Callable[[Callable[[], None] | None], None]  # its argument: what to do while waiting for the worker
+    finish: Callable[[], None]
     abandon: Callable[[], None]
 
 
@@ -272,7 +272,8 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             if isinstance(sink, KeepIf):
                 _stream_kind(loaded, schemas, kind, sink, progress)
                 loaded.streamed.pop(kind, None)
-                loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, positions=sink.positions)
+                loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, invalid=sink.invalid,
+                                                  single=sink.single, positions=sink.positions)
             else:
                 share = PARENT_SHARE
                 if hasattr(sink, "part"):  # shared with a worker: balanced against the files read here meanwhile

@@ -16,6 +16,23 @@ def _dict(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def named_owner(event: dict) -> tuple[str, str, str] | None:
+    """The owner a FailedCreate event names, (kind, namespace, name); None for any other event."""
+    if event.get("reason") not in OWNER_EVENT_REASONS:
+        return None
+    io = _dict(event.get("involvedObject"))
+    kind = io.get("kind")
+    if kind not in OWNERS:
+        return None
+    return (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
+
+
+def owner_key(kind: str, item: object) -> tuple[str, str, str]:
+    """(kind, namespace, name) of an owner's object, whatever the object is (an invalid one gives what it has)."""
+    meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
+    return (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
 def owner_refusals(loaded: Loaded) -> list[Target]:
     """One target per owner whose latest FailedCreate event says the pod was forbidden
     (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
@@ -25,13 +42,9 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
     latest: dict[tuple[str, str, str], tuple[str, dict]] = {}
     counts: dict[tuple[str, str, str], int] = {}
     for _, e in doc.valid_items():
-        if e.get("reason") not in OWNER_EVENT_REASONS:
+        key = named_owner(e)
+        if key is None:
             continue
-        io = e.get("involvedObject") or {}
-        kind = io.get("kind")
-        if kind not in OWNERS:
-            continue
-        key = (kind, str(io.get("namespace") or ""), str(io.get("name") or ""))
         t = event_time(e)
         if key not in latest or t >= latest[key][0]:
             latest[key] = (t, e)
@@ -77,8 +90,7 @@ def _owner_index(loaded: Loaded, wanted: set[tuple[str, str, str]]
         if doc is None or kind not in kinds:
             continue
         for i, item in enumerate(doc.items):
-            meta = _dict(item.get("metadata")) if isinstance(item, dict) else {}
-            key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            key = owner_key(kind, item)
             if key not in wanted:
                 continue
             if i in doc.invalid:

@@ -20,6 +20,13 @@ def _qualified(api_version: str, kind: str) -> str:
     return kind if group in BUILTIN_GROUPS else f"{kind}.{group}"
 
 
+def held_job(job: object) -> bool:
+    """A Job queued_owners may answer: suspended (a queue holds it). Asked of every Job as jobs.json is read, so
+    only these are kept."""
+    spec = job.get("spec") if isinstance(job, dict) else None
+    return isinstance(spec, dict) and bool(spec.get("suspend"))
+
+
 def queued_owners(loaded: Loaded, world: QueueWorld | None) -> list[Target]:
     if world is None:
         return []
@@ -30,7 +37,7 @@ def queued_owners(loaded: Loaded, world: QueueWorld | None) -> list[Target]:
         ns, name = meta["namespace"], meta["name"]
         label = (meta.get("labels") or {}).get(QUEUE_LABEL)
         w = k.workload_of(ns, "Job", name)
-        if not spec.get("suspend") or not (label or w is not None) or (w is not None and admitted(w)):
+        if not held_job(job) or not (label or w is not None) or (w is not None and admitted(w)):
             continue
         parallelism = spec.get("parallelism")
         seen.add((ns, "Job", name))
