@@ -121,7 +121,8 @@ class Placement:
         found = self._counts.get(key)
         if found is None:
             found = Matched(counts={}, names={})
-            for (ns, lid), per_node in self.groups.items():
+            limits = [nss for _, nss in conditions if nss is not None]
+            for (ns, lid), per_node in self._groups_in(frozenset.intersection(*limits) if limits else None):
                 labels = self.labels[lid]
                 if all((nss is None or ns in nss) and sel.matches(labels) for sel, nss in conditions):
                     for node, names in per_node.items():
@@ -130,6 +131,21 @@ class Placement:
                         shown.extend(f"{ns}/{n}" for n in names[: SHOWN - len(shown)])
             self._counts[key] = found
         return found
+
+    def _groups_in(self, namespaces: frozenset[str] | None) -> list[tuple[tuple[str, int], dict[str, list[str]]]]:
+        """The groups of these namespaces (None: all), in the groups' own order (the names shown follow it): a
+        term's namespaces are most often its pod's own, a few of a bundle's thousands of groups."""
+        if namespaces is None:
+            return list(self.groups.items())
+        index = self.memo.get("groups_by_namespace")
+        if index is None:
+            index = self.memo["groups_by_namespace"] = {}
+            for i, (group, per_node) in enumerate(self.groups.items()):
+                index.setdefault(group[0], []).append((i, group, per_node))
+        rows = [row for ns in namespaces for row in index.get(ns, ())]
+        if len(namespaces) > 1:
+            rows.sort(key=lambda row: row[0])
+        return [(group, per_node) for _, group, per_node in rows]
 
     def namespaces_matching(self, selector: Selector) -> frozenset[str] | None:
         """A namespaceSelector's namespaces; None when namespaces.json is missing and the selector is not empty."""
