@@ -145,3 +145,25 @@ def test_a_workers_part_whose_rows_are_not_of_their_types_is_refused_whole_and_c
     assert (set(head.keys), dict(head.usage), len(head.placed), len(head.targets)) == before
     assert head.merge(tail.summary())  # the same part, as the worker sends it
     assert len(head.keys) == len(pods)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads a process's state from /proc")
+def test_a_worker_whose_result_was_taken_is_never_left_a_zombie(alarm: None) -> None:
+    """result() does not wait for the worker's exit (letting go of its copy-on-write memory takes a while): a worker
+    that has not exited by then is reaped at the next fork without waiting, so a long-lived process (serve) keeps
+    no zombies."""
+    first = forked.Child(lambda: 42)
+    assert first.result() == 42
+    while _state(first._pid) not in ("Z", "gone"):  # exited (reaped already, or waiting to be)
+        time.sleep(0.01)
+    second = forked.Child(lambda: 7)
+    with pytest.raises(ChildProcessError):  # reaped by now: no such child of this process
+        os.waitpid(first._pid, os.WNOHANG)
+    assert second.result() == 7

@@ -45,6 +45,7 @@ class Child:
         # The result goes through a memory file where Linux has one (the pipe then carries only its size): a pipe
         # moves a few megabytes 64 KB at a time, each a switch between the processes, while this one waits.
         self._file = os.memfd_create("gpu-triage-result", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else None
+        _reap_finished()
         read, write = os.pipe()
         parent = os.getpid()
         try:
@@ -68,6 +69,7 @@ class Child:
                     _write_all(self._file, payload)
                     payload = struct.pack("q", len(payload))  # last: a child killed before it gave nothing
                 _write_all(write, payload)
+                os.close(write)  # the parent reads on now, while this process's memory is let go
             finally:
                 os._exit(0)  # no atexit, no flushing of buffers inherited from the parent
         os.close(write)
@@ -82,7 +84,9 @@ class Child:
         return self._read
 
     def result(self) -> object | None:
-        """The child's return value, or None when it failed; waits for it once."""
+        """The child's return value, or None when it failed; waits for it once. Not for the child's exit: a child
+        lets go of a large memory (its copy-on-write pages) for a hundredth of a second after its result is
+        written. The payload alone says whether it is whole (the size comes last; a torn pickle does not load)."""
         if self._done:
             return self._value
         self._done = True
@@ -95,14 +99,14 @@ class Child:
                 chunks.append(chunk)
         finally:
             os.close(self._read)
-            status = _reap(self._pid)
+            _reap_soon(self._pid)
         payload: bytes | mmap.mmap = b"".join(chunks)
         del chunks
         try:
             if self._file is not None and len(payload) == 8:
                 size = struct.unpack("q", payload)[0]
                 payload = mmap.mmap(self._file, size, access=mmap.ACCESS_READ) if size > 0 else b""
-            if status not in (0, None) or not payload:
+            if not payload:
                 return None
             try:
                 import pickle
@@ -141,13 +145,32 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view[:1 << 20]):]
 
 
-def _reap(pid: int) -> int | None:
-    """The child's wait status; None when it was reaped already (a parent started with SIGCHLD ignored has
-    its children reaped by the kernel): then the payload alone tells whether it finished."""
+def _reap(pid: int) -> None:
+    """Wait for a child's exit (it was killed); already reaped (SIGCHLD ignored: the kernel reaps) is fine."""
     try:
-        return os.waitpid(pid, 0)[1]
+        os.waitpid(pid, 0)
     except ChildProcessError:
-        return None
+        pass
+
+
+# Children whose result was taken before they had exited: reaped without waiting at the next fork, so a
+# long-lived process (serve) keeps no zombies, and a command's exit takes the last one with it.
+_EXITING: list[int] = []
+
+
+def _reap_soon(pid: int) -> None:
+    _EXITING.append(pid)
+    _reap_finished()
+
+
+def _reap_finished() -> None:
+    for pid in list(_EXITING):
+        try:
+            gone = os.waitpid(pid, os.WNOHANG)[0] != 0
+        except ChildProcessError:
+            gone = True
+        if gone:
+            _EXITING.remove(pid)
 
 
 def _child_signals(parent: int) -> None:
