@@ -390,4 +390,9 @@ def main() -> None:
         sys.stderr.flush()
     except BrokenPipeError:  # `gpu-triage analyze … | head`
         pass
+    from analyzer.bundle.forked import reap_exited
+
+    # A worker whose result was taken has exited by now: waited for, so its time and memory count in this
+    # command's (wait4, time, the benchmark's peak RSS), as they did when the result waited for its exit.
+    reap_exited()
     os._exit(code)

@@ -167,3 +167,6 @@ def test_a_worker_whose_result_was_taken_is_never_left_a_zombie(alarm: None) -> 
     with pytest.raises(ChildProcessError):  # reaped by now: no such child of this process
         os.waitpid(first._pid, os.WNOHANG)
     assert second.result() == 7
+    forked.reap_exited()  # what the command does before it exits: the worker's usage counts in its own
+    with pytest.raises(ChildProcessError):
+        os.waitpid(second._pid, os.WNOHANG)

@@ -163,6 +163,12 @@ def _reap_soon(pid: int) -> None:
     _reap_finished()
 
 
+def reap_exited() -> None:
+    """Wait for every worker whose result was taken (the command is ending: they have written it and are exiting)."""
+    while _EXITING:
+        _reap(_EXITING.pop())
+
+
 def _reap_finished() -> None:
     for pid in list(_EXITING):
         try:
