@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from analyzer.bundle.catalog import EVENTS, JOBS, KINDS, PODS, Kind
@@ -196,21 +197,26 @@ class _Wanted:
     def event(self, event: dict) -> bool:
         if not _wanted_event(event):
             return False
-        from analyzer.targets.owners import named_owner  # after the fork, with the rest
-
-        key = named_owner(event)
+        key = _readers().named_owner(event)
         if key is not None:
             self.named.add(key)
         return True
 
     def owner(self, kind: Kind) -> Callable[[dict], bool]:
         def wanted(item: dict) -> bool:
-            from analyzer.targets.owners import owner_key  # after the fork, with the rest
-            from analyzer.targets.queued import held_job
-
-            return owner_key(kind.item_kind, item) in self.named or (kind is JOBS and held_job(item))
+            readers = _readers()
+            return readers.owner_key(kind.item_kind, item) in self.named or (kind is JOBS and readers.held_job(item))
 
         return wanted
+
+
+@functools.cache
+def _readers() -> SimpleNamespace:
+    """The owners' readers' predicates, imported at the first event or owner (after the fork, with the rest)."""
+    from analyzer.targets.owners import named_owner, owner_key
+    from analyzer.targets.queued import held_job
+
+    return SimpleNamespace(named_owner=named_owner, owner_key=owner_key, held_job=held_job)
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,
