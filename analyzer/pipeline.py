@@ -140,7 +140,8 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
     its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
     node and phase), events.json down to the failures the readers use, the owners' files down to the owners
-    they name (_Wanted); the small kinds kept whole in `loaded.documents`. `early`: filled once the other files are read, while the worker (if any) reads pods."""
+    they name (_Wanted); the small kinds kept whole in `loaded.documents`. `early`: filled once the other files
+    are read, while the worker (if any) reads pods."""
     def meanwhile(loaded: Loaded) -> None:
         _the_rest()
         if early is not None:
