@@ -64,13 +64,15 @@ LAB_ATTEMPT_WORDS = {
     "lab/runtimeclass-missing": "no-runtimeclass",
 }
 
-# Every word of causes.md (version 2), spelled out in its order (a renamed constant must fail a test).
-ORDER_WORDS = (  # causes.md version 3, rows 1-29
-    "no-runtimeclass", "quota-exceeded", "no-gpu-request", "queue-misconfigured", "queue-quota", "scheduling-gated",
-    "image-pull", "volume-mount", "node-runtime", "node-side", "no-resourceclaim", "no-deviceclass", "no-volumeclaim",
-    "volume-unbound", "selector-mismatch", "resource-name-mismatch", "no-gpu-node", "device-selector-mismatch",
-    "volume-node-conflict", "cordoned", "untolerated-taint", "allocatable-zero", "pod-affinity", "topology-spread",
-    "exhausted", "scaling-up", "scale-up-blocked", "unclassified", "fits-now",
+# Every word of causes.md (version 4, 37 rows), spelled out in its order (a renamed constant must fail a test).
+ORDER_WORDS = (
+    "no-runtimeclass", "invalid-spec", "limit-range", "admission-denied", "admission-unavailable", "quota-exceeded",
+    "no-gpu-request", "queue-misconfigured", "queue-quota", "queue-topology", "scheduling-gated", "no-scheduler",
+    "image-pull", "volume-mount", "numa-unaligned", "node-runtime", "node-side", "no-resourceclaim", "no-deviceclass",
+    "no-volumeclaim", "volume-unbound", "selector-mismatch", "resource-name-mismatch", "no-gpu-node",
+    "device-selector-mismatch", "volume-node-conflict", "cordoned", "node-unhealthy", "untolerated-taint",
+    "allocatable-zero", "pod-affinity", "topology-spread", "exhausted", "scaling-up", "scale-up-blocked",
+    "unclassified", "fits-now",
 )
 EXTRA_WORDS = ("running", "insufficient-evidence")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import orjson
+from analyzer.evidence import prose
 
 from analyzer import words
 from analyzer.verdict import Verdict
@@ -112,25 +112,14 @@ def render(v: Verdict, out: TextIO) -> None:
         if sched.get("preemption"):
             w(f"  {sched['preemption']}\n")
     _admission(v.evidence, w)
-    rest = {k: val for k, val in v.evidence.items() if k not in _SHOWN_ABOVE}
-    if rest:
+    said = prose.lines(v.evidence, skip=_SHOWN_ABOVE)
+    if said:
         w("\nEvidence:\n")
-        for k, val in rest.items():
-            w(f"  {k}: {_plain(val)}\n")
+        for line in said:
+            w(f"  {line}\n")
 
 
 _SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
-
-
-def _plain(val: object) -> str:
-    """A value for a person: text as is, a map of plain values as k=v, a list of plain values joined; else JSON."""
-    if isinstance(val, str):
-        return val
-    if isinstance(val, dict) and all(isinstance(x, (str, int, float, bool)) for x in val.values()):
-        return ", ".join(f"{k}={x}" for k, x in val.items()) or "none"
-    if isinstance(val, list) and all(isinstance(x, (str, int, float)) for x in val):
-        return ", ".join(map(str, val)) or "none"
-    return orjson.dumps(val).decode()
 
 
 def _admission(ev: dict, w) -> None:  # type: ignore[no-untyped-def]

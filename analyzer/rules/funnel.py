@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analyzer.bundle.catalog import NODES
+from analyzer.evidence import prose
 from analyzer.text import some_names
 from analyzer import words
 from analyzer.model.matching import selector_matches
@@ -267,3 +268,10 @@ def decide(case: Case) -> Decision | None:
                         reason=f"the funnel says {funnel.word}, but {len(relevant)} invalid node(s) it might select "
                                f"could not be judged: {relevant[0].finding}")
     return Decision(word=funnel.word, reason=funnel_reason(funnel))
+
+
+@prose.says("requests")
+def _say_requests(value: object) -> list[str]:
+    if not isinstance(value, dict) or not value:
+        return []
+    return ["The pod requests " + ", ".join(f"{q} {r}" for r, q in value.items()) + " in all."]

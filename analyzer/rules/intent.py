@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from analyzer import words
+from analyzer.evidence import prose
 from analyzer.model.podspec import accelerator_requests, gpu_intent
 from analyzer.rules.case import Case, Decision
 
@@ -35,3 +36,26 @@ def scheduling_gated(case: Case) -> Decision | None:
         return None
     case.evidence["schedulingGates"] = gates
     return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + ", ".join(map(str, gates)))
+
+
+@prose.says("gpu_intent")
+def _say_intent(value: object) -> list[str]:
+    return [f"The pod shows GPU intent: {value}."]
+
+
+@prose.says("accelerator_requests")
+def _say_accelerators(value: object) -> list[str]:
+    if not isinstance(value, dict) or not value:
+        return ["No container asks for an accelerator resource."]
+    return ["It asks for " + ", ".join(f"{q} {r}" for r, q in value.items()) + "."]
+
+
+@prose.says("resource_claims")
+def _say_claims(value: object) -> list[str]:
+    return ["It names the resource claim(s) " + ", ".join(map(str, value)) + "." if isinstance(value, list) else ""]
+
+
+@prose.says("schedulingGates")
+def _say_gates(value: object) -> list[str]:
+    names = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return [f"Its scheduling gates: {names}; the scheduler does not look at it until they are removed."]

@@ -1,12 +1,12 @@
-"""The order of causes.md (version 3) as one table: read top to bottom, the first rule that holds is the answer.
+"""The order of causes.md (version 4) as one table: read top to bottom, the first rule that holds is the answer.
 
 Each row names the rows of the contract it decides, the words it can give and the one function (in its
 family module) that decides them. A rule returns a Decision, or None to pass the target on. A rule that
-needs a file the bundle lacks answers `insufficient-evidence` naming the file. Rows 15-25 are one funnel
+needs a file the bundle lacks answers `insufficient-evidence` naming the file. Rows 22-33 are one funnel
 over the nodes (rules/funnel.py); its stages are data of their own.
 
 To add a family of causes: one module in rules/ with a `decide(case)`, its words in words.py, and a row here.
-A row that refines an earlier row's answer (rows 26-27 refine the funnel's) has `refine(case, decision)` instead:
+A row that refines an earlier row's answer (scaling-up and scale-up-blocked refine the funnel's) has `refine(case, decision)` instead:
 it runs after the answer is found, and returns the refined Decision or None to keep it.
 """
 
@@ -30,25 +30,25 @@ class Rule:
 
 ORDER: tuple[Rule, ...] = (
     Rule(rows="", words=(w.INSUFFICIENT_EVIDENCE,), decide=readable.decide),
-    Rule(rows="1-2", words=(w.NO_RUNTIMECLASS, w.QUOTA_EXCEEDED), decide=admission.decide),
-    Rule(rows="2", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
-    Rule(rows="3", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
+    Rule(rows="1, 6", words=(w.NO_RUNTIMECLASS, w.QUOTA_EXCEEDED), decide=admission.decide),
+    Rule(rows="6", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
+    Rule(rows="7", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
     # A queue holds it (Kueue, Volcano). Every flavor ruled out by the pod's selector or tolerations gives the
     # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
-    Rule(rows="4-6", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
-    Rule(rows="6", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
-    # (also exhausted, row 25, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
-    Rule(rows="7-10", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
-    Rule(rows="11-12", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
-    Rule(rows="13-14", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
-    Rule(rows="15-25", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
+    Rule(rows="8-9, 11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
+    Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
+    # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
+    Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
+    Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
+    Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
+    Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
                                                  ((w.CORDONED, s.word) if s.name == "taints" else
                                                   (w.RESOURCE_NAME_MISMATCH, s.word) if s.name == "advertised" else
                                                   (s.word,)))),
          decide=funnel.decide),
-    Rule(rows="25", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
-    Rule(rows="26-27", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),
-    Rule(rows="28-29", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
+    Rule(rows="33", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
+    Rule(rows="34-35", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),
+    Rule(rows="36-37", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )
 
 
