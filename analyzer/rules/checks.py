@@ -27,6 +27,7 @@ from analyzer.model.views import BoundPod, Cluster
 from analyzer.model.pod_filters import PodFilters
 from analyzer.rules import dra_devices
 from analyzer.rules.reason import Check, Reason
+from analyzer.rules.shape_state import ShapeState
 
 if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
     from analyzer.model.dra.outcomes import Resolution
@@ -70,6 +71,7 @@ class PodFacts:
     wants: dict[str, int] = field(default_factory=dict, compare=False)
     extended: tuple[str, ...] = field(default=(), compare=False)
     filters: PodFilters | None = field(default=None, compare=False)
+    state: ShapeState = field(default_factory=ShapeState, compare=False, repr=False)  # PreFilter state
 
     @classmethod
     def of(cls, spec: dict, pin: str = "", claims: Resolution | None = None,
@@ -203,16 +205,15 @@ def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason
 
 def _fit_order(pod: PodFacts, cluster: Cluster) -> tuple[tuple[str, int, bool], ...]:
     """(resource, units wanted, extended?) for what the pod requests, plus one pod slot, accelerators first.
-    Made once per pod shape and cluster config (it is asked per node, tens of thousands of times): kept in
-    the frozen PodFacts' own __dict__, outside its fields, so equality and the funnel cache are untouched."""
+    Made once per pod shape and cluster config (it is asked per node, tens of thousands of times)."""
     config = cluster.config
-    cached = pod.__dict__.get("_fit_order")
+    cached = pod.state.fit_order
     if cached is not None and cached[0] is config:
         return cached[1]
     order = tuple((r, 1 if r == "pods" else pod.wants.get(r, 0), r in pod.extended)
                   for r in config.resource_order(list(pod.wants) + ["pods"]))
     order = tuple(x for x in order if x[1] > 0)  # the scheduler checks only what the pod requests
-    pod.__dict__["_fit_order"] = (config, order)
+    pod.state.fit_order = (config, order)
     return order
 
 

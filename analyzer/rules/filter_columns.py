@@ -74,17 +74,16 @@ class _FirstFailure:
         return _key_codes(np.stack([self.rule, self.which, self.value, *extra], axis=1))[0]
 
 
-def _memo(pod: PodFacts, key: str, make: Callable[[], np.ndarray]) -> np.ndarray:
-    found = pod.__dict__.get(key)
-    if found is None:
-        found = pod.__dict__[key] = make()
-    return found
 
 
 def interpod_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     """interpod.failure for every node, as codes (module docstring); None without columns."""
     cols = cluster.columns
-    return None if cols is None else _memo(pod, "_interpod_codes", lambda: _interpod(pod, cluster, cols))
+    if cols is None:
+        return None
+    if pod.state.interpod_codes is None:
+        pod.state.interpod_codes = _interpod(pod, cluster, cols)
+    return pod.state.interpod_codes
 
 
 def _interpod(pod: PodFacts, cluster: Cluster, cols: NodeColumns) -> np.ndarray:
@@ -113,7 +112,11 @@ def _interpod(pod: PodFacts, cluster: Cluster, cols: NodeColumns) -> np.ndarray:
 def spread_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     """spread.failure for every node, as codes (module docstring); None without columns."""
     cols = cluster.columns
-    return None if cols is None else _memo(pod, "_spread_codes", lambda: _spread(pod, cluster, cols))
+    if cols is None:
+        return None
+    if pod.state.spread_codes is None:
+        pod.state.spread_codes = _spread(pod, cluster, cols)
+    return pod.state.spread_codes
 
 
 def _spread(pod: PodFacts, cluster: Cluster, cols: NodeColumns) -> np.ndarray:
@@ -231,7 +234,7 @@ def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | No
     None when the bundle has no columns or the check is not one of these."""
     if cluster.columns is None or check not in _VECTOR:
         return None
-    memo: dict = pod.__dict__.setdefault("_filter_codes", {})
+    memo = pod.state.filter_codes
     found = memo.get(check)
     if found is None:
         applies = _APPLIES.get(check)

@@ -66,7 +66,7 @@ class InUseState:
 
 
 def state(pod: PodFacts, cluster: Cluster) -> InUseState:
-    cached = pod.__dict__.get("_in_use")
+    cached = pod.state.in_use
     if cached is not None:
         return cached
     s = InUseState()
@@ -84,7 +84,7 @@ def state(pod: PodFacts, cluster: Cluster) -> InUseState:
                 if others:
                     s.rwop = (f"claim {use.key} is ReadWriteOncePod and in use by "
                               + ", ".join(f"{p} (on {n})" for p, n in others[:3]))
-    pod.__dict__["_in_use"] = s
+    pod.state.in_use = s
     return s
 
 

@@ -61,7 +61,7 @@ def _matches_pod(term: AffinityTerm, f: PodFilters) -> bool:
 
 
 def state(pod: PodFacts, cluster: Cluster) -> InterPodState:
-    cached = pod.__dict__.get("_interpod")
+    cached = pod.state.interpod
     if cached is not None:
         return cached
     s = InterPodState()
@@ -79,7 +79,7 @@ def state(pod: PodFacts, cluster: Cluster) -> InterPodState:
             s.anti.append((t, *_domains(cluster, t.topology_key, m.counts, m.names)))
         s.unknown = next((t.unknown for t in f.affinity + f.anti if t.unknown), "")
         _existing(s, f, cluster)
-    pod.__dict__["_interpod"] = s
+    pod.state.interpod = s
     return s
 
 

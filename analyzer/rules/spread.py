@@ -41,11 +41,11 @@ class Domains:
 def state(pod: PodFacts, cluster: Cluster) -> list[Domains]:
     """PreFilter: per constraint the matching pods per eligible domain, once per pod shape (from the node
     columns when the bundle has them and the selector is in a shape they take; else node by node)."""
-    cached = pod.__dict__.get("_spread")
+    cached = pod.state.spread
     if cached is None:
-        cached = pod.__dict__["_spread"] = by_columns(pod, cluster)
+        cached = pod.state.spread = by_columns(pod, cluster)
         if cached is None:
-            cached = pod.__dict__["_spread"] = by_node(pod, cluster)
+            cached = pod.state.spread = by_node(pod, cluster)
     return cached
 
 

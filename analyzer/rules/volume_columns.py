@@ -95,7 +95,7 @@ def parts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | No
     cols = cluster.columns
     if cols is None:
         return None
-    found = pod.__dict__.get("_volume_parts")
+    found = pod.state.volume_parts
     if found is None:
         bound, delayed = state(pod, cluster)
         n = cols.n
@@ -112,7 +112,7 @@ def parts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | No
                     col = cols.label(key)
                     hit = (zone_j == 0) & ~np.isin(col.codes, col.codes_of(x.volume.labels[key].split("__")))
                     zone_j[hit], zone_k[hit] = j + 1, k + 1
-        found = pod.__dict__["_volume_parts"] = (np.stack([b, d, how], axis=1), np.stack([zone_j, zone_k], axis=1))
+        found = pod.state.volume_parts = (np.stack([b, d, how], axis=1), np.stack([zone_j, zone_k], axis=1))
     return found
 
 

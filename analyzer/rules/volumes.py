@@ -157,7 +157,7 @@ class _Delayed:
 
 def state(pod: PodFacts, cluster: Cluster) -> tuple[list[_Bound], list[_Delayed]]:
     """Per pod shape, once: each claim's bound volume, or the volumes and class that could serve it."""
-    cached = pod.__dict__.get("_volume_state")
+    cached = pod.state.volumes
     if cached is not None:
         return cached
     bound: list[_Bound] = []
@@ -179,7 +179,7 @@ def state(pod: PodFacts, cluster: Cluster) -> tuple[list[_Bound], list[_Delayed]
         delayed.append(_Delayed(claim=c, candidates=fits, provisioner=provisioner, class_name=cls.name,
                                 allowed=cls.allowed_topologies,
                                 capacity_tracked=bool(st.drivers.get(cls.provisioner))))  # type: ignore[union-attr]
-    found = pod.__dict__["_volume_state"] = (bound, delayed)
+    found = pod.state.volumes = (bound, delayed)
     return found
 
 

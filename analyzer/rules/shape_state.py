@@ -1,0 +1,38 @@
+"""What the funnel's checks work out once per pod shape, as kube-scheduler's PreFilter state is worked out once
+per pod: a typed object each PodFacts owns (outside its identity, so two equal shapes still share one funnel).
+
+Each field belongs to the check module named beside it, which fills it at its first use; nothing else writes
+it. Made per shape, never shared between shapes, and never part of the model (which does not change once built).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from analyzer.model.accelerators import AcceleratorConfig
+    from analyzer.rules.in_use import InUseState
+    from analyzer.rules.interpod import InterPodState
+    from analyzer.rules.spread import Domains
+    from analyzer.rules.volumes import _Bound, _Delayed
+
+
+@dataclass(kw_only=True)
+class ShapeState:
+    # checks._fit_order: (the config it was made for, (resource, units wanted, extended?) in fit order)
+    fit_order: "tuple[AcceleratorConfig, tuple[tuple[str, int, bool], ...]] | None" = None
+    # volumes.state: each claim's bound volume, or what could serve a WaitForFirstConsumer claim
+    volumes: "tuple[list[_Bound], list[_Delayed]] | None" = None
+    # volume_columns.parts: (binding, zone) code matrices over the nodes
+    volume_parts: tuple[np.ndarray, np.ndarray] | None = None
+    spread: "list[Domains] | None" = None  # spread.state: matching pods per eligible domain, per constraint
+    interpod: "InterPodState | None" = None  # interpod.state
+    in_use: "InUseState | None" = None  # in_use.state
+    # filter_columns: the codes of each vector filter over every node, by check, and the inter-pod and spread codes
+    filter_codes: dict[Callable[..., Any], np.ndarray] = field(default_factory=dict)
+    interpod_codes: np.ndarray | None = None
+    spread_codes: np.ndarray | None = None
