@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from analyzer.evidence import prose
+from analyzer import prose
 
 from analyzer import words
 from analyzer.verdict import Verdict

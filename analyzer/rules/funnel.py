@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analyzer.bundle.catalog import NODES
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.text import some_names
 from analyzer import words
 from analyzer.model.matching import selector_matches

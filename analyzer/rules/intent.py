@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from analyzer import words
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.model.podspec import accelerator_requests, gpu_intent
 from analyzer.rules.case import Case, Decision
 

@@ -15,23 +15,22 @@ import numpy as np
 
 if TYPE_CHECKING:
     from analyzer.model.accelerators import AcceleratorConfig
-    from analyzer.rules.in_use import InUseState
-    from analyzer.rules.interpod import InterPodState
-    from analyzer.rules.spread import Domains
-    from analyzer.rules.volumes import _Bound, _Delayed
+
+# The states of the check modules are typed where they are made; named here only in words, as those modules import
+# this one (through PodFacts) and an import back would be a cycle.
 
 
 @dataclass(kw_only=True)
 class ShapeState:
     # checks._fit_order: (the config it was made for, (resource, units wanted, extended?) in fit order)
     fit_order: "tuple[AcceleratorConfig, tuple[tuple[str, int, bool], ...]] | None" = None
-    # volumes.state: each claim's bound volume, or what could serve a WaitForFirstConsumer claim
-    volumes: "tuple[list[_Bound], list[_Delayed]] | None" = None
+    # volumes.state: (_Bound, _Delayed) lists: each claim's bound volume, or what could serve a WaitForFirstConsumer claim
+    volumes: tuple[list[Any], list[Any]] | None = None
     # volume_columns.parts: (binding, zone) code matrices over the nodes
     volume_parts: tuple[np.ndarray, np.ndarray] | None = None
-    spread: "list[Domains] | None" = None  # spread.state: matching pods per eligible domain, per constraint
-    interpod: "InterPodState | None" = None  # interpod.state
-    in_use: "InUseState | None" = None  # in_use.state
+    spread: list[Any] | None = None  # spread.state: a Domains per constraint: matching pods per eligible domain, per constraint
+    interpod: Any = None  # interpod.state: an InterPodState
+    in_use: Any = None  # in_use.state: an InUseState
     # filter_columns: the codes of each vector filter over every node, by check, and the inter-pod and spread codes
     filter_codes: dict[Callable[..., Any], np.ndarray] = field(default_factory=dict)
     interpod_codes: np.ndarray | None = None
