@@ -1,0 +1,129 @@
+"""queue-topology (causes.md, queues.md): the quota would admit the workload, but Kueue's topology-aware
+placement finds no domain of the required level where the whole pod set fits.
+
+Kueue v0.19: pkg/scheduler/flavorassigner/tas_flavorassigner.go (a pod set asking a topology takes a flavor with
+`topologyName`; `Flavor %q does not contain the requested level`), pkg/cache/scheduler/tas_flavor_snapshot.go
+(the domains and the failure texts, model/queue_topology.py), flavorassigner.go (the failure becomes the pod set's
+reason: `couldn't assign flavors to pod set %s: <reason>`, the Workload's QuotaReserved message). A preferred or
+unconstrained request never refuses: Kueue falls back to a higher level, then to several domains.
+"""
+
+from __future__ import annotations
+
+from analyzer import words
+from analyzer.evidence import prose
+from analyzer.model.quantity import format_units
+from analyzer.model.queue_topology import FlavorTopology, Placement, place, snapshot
+from analyzer.model.queue_world import QueueWorld
+from analyzer.model.queues import ClusterQueue, Workload
+from analyzer.model.views import Cluster
+from analyzer.rules.case import Decision
+from analyzer.rules.queue_flavors import PodSetOutcome
+
+__all__ = ["missing_topologies", "topology_refusal"]
+
+
+def missing_topologies(cq: ClusterQueue, world: QueueWorld) -> list[str]:
+    """Kueue's ClusterQueue is inactive (TopologyNotFound) while a TAS flavor of it names no Topology there:
+    `there is no Topology %q for TAS flavor %q` (pkg/cache/scheduler/clusterqueue.go; the real text in
+    test/integration/singlecluster/tas/tas_test.go)."""
+    k = world.kueue
+    out = []
+    for name in cq.flavor_names():
+        flavor = k.flavors.get(name)
+        if flavor is not None and flavor.topology and flavor.topology not in k.topologies:
+            out.append(f'there is no Topology "{flavor.topology}" for TAS flavor "{name}"')
+    return out
+
+
+def _snapshot(flavor_name: str, world: QueueWorld, cluster: Cluster) -> FlavorTopology:
+    key = ("topology", flavor_name)
+    if key not in world.memo:  # once per flavor: the nodes, their level values and free capacity
+        flavor = world.kueue.flavors[flavor_name]
+        world.memo[key] = snapshot(flavor, world.kueue.topologies[flavor.topology], cluster)
+    return world.memo[key]
+
+
+def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWorld, cluster: Cluster,
+                     ev: dict, evidence: dict) -> Decision | None:
+    """The first pod set with a required topology that no domain takes whole (Kueue stops there too). `ev` is
+    the queue's evidence (Kueue's message rebuilt), `evidence` the case's (the placement, under `topology`)."""
+    k = world.kueue
+    for ps, outcome in zip(w.pod_sets, outcomes):
+        if ps.topology is None or ps.count == 0:
+            continue
+        mode, level = ps.topology
+        tas = [f for f in dict.fromkeys(outcome.assigned.values()) if f in k.flavors and k.flavors[f].topology]
+        if mode != "required" or len(tas) != 1 or k.flavors[tas[0]].topology not in k.topologies:
+            continue  # preferred / unconstrained fall back; a flavor without a topology is not placed by one
+        flavor = k.flavors[tas[0]]
+        snap = _snapshot(flavor.name, world, cluster)
+        if not snap.levels:
+            ev["rebuilt"] = f"Topology {flavor.topology} has no levels"
+            return Decision(word=words.QUEUE_MISCONFIGURED,
+                            reason=f"ResourceFlavor {flavor.name} names Topology {flavor.topology}, which has no "
+                                   f"levels (spec.levels is empty): Kueue cannot place pod set {ps.name} by it")
+        if level not in snap.levels:
+            ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: Flavor \"{flavor.name}\" does not contain the requested level"
+            return Decision(word=words.QUEUE_MISCONFIGURED,
+                            reason=f"pod set {ps.name} requires topology level {level}, which Topology {flavor.topology} "
+                                   f"(of ResourceFlavor {flavor.name}) does not have: its levels are {', '.join(snap.levels)}")
+        key = ("placement", w.key, flavor.name, ps.name)
+        if key not in world.memo:  # every pod of the workload asks the same
+            world.memo[key] = place(snap, flavor, ps.spec, ps.requests, ps.count, level)
+        placed: Placement = world.memo[key]
+        if placed.fits:
+            continue
+        ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: {placed.failure}"
+        said = (ev.get("kueue_said") or {}).get("message")
+        if said is not None:
+            ev["agrees"] = said == ev["rebuilt"]
+        lacks = placed.lacks(ps.requests)
+        ev_topology = {"topology": flavor.topology, "flavor": flavor.name, "level": level, "podSet": ps.name,
+                       "pods": ps.count, "domains": placed.domains, "nodes": placed.total_nodes,
+                       "left_out": snap.left_out, "excluded": placed.excluded or None,
+                       "best": None if placed.best is None else {
+                           "domain": _domain_name(snap, placed.best.values), "holds": placed.best.holds,
+                           "nodes": placed.best.nodes},
+                       "lacks": {r: format_units(r, v) for r, v in sorted(lacks.items())}}
+        evidence["topology"] = ev_topology
+        return Decision(word=words.QUEUE_TOPOLOGY, reason=_reason(ev_topology, flavor.topology))
+    return None
+
+
+def _domain_name(snap: FlavorTopology, values: tuple[str, ...]) -> str:
+    return ", ".join(f"{label}={value}" for label, value in zip(snap.levels, values))
+
+
+def _reason(t: dict, topology: str) -> str:
+    where = f"Topology {topology} (ResourceFlavor {t['flavor']}) requires all {t['pods']} pod(s) of pod set " \
+            f"{t['podSet']} in one {t['level']} domain"
+    best = t["best"]
+    if best is None:
+        return f"{where}, but no node carries the label {t['level']} with the flavor's labels: no domain at all"
+    lacks = ", ".join(f"{v} {r}" for r, v in t["lacks"].items() if r != "pods")
+    short = (f"it lacks {lacks}" if lacks else "its free capacity is split across its nodes")
+    return (f"{where}; the best, {best['domain']}, holds only {best['holds']} of them now ({short}): "
+            "free that domain, shrink the pod set, or relax the topology to preferred")
+
+
+@prose.says("topology")
+def _says_topology(value: object) -> list[str]:
+    t = value if isinstance(value, dict) else {}
+    out = [f"ResourceFlavor {t.get('flavor')} places pods by Topology {t.get('topology')}; pod set {t.get('podSet')} "
+           f"requires its {t.get('pods')} pod(s) in one domain of level {t.get('level')}."]
+    out.append(f"That level has {t.get('domains')} domain(s) over {t.get('nodes')} node(s) of the flavor.")
+    best = t.get("best")
+    if isinstance(best, dict):
+        out.append(f"The best domain, {best.get('domain')}, has {best.get('nodes')} node(s) and room for "
+                   f"{best.get('holds')} of the {t.get('pods')} pod(s) now.")
+    lacks = t.get("lacks") or {}
+    if lacks:
+        out.append("For the whole pod set it lacks " + ", ".join(f"{v} {r}" for r, v in lacks.items()) + ".")
+    if t.get("excluded"):
+        out.append(f"Nodes Kueue leaves out for this pod set: {t['excluded']}.")
+    left = t.get("left_out") or {}
+    if left:
+        out.append("Nodes with the flavor's labels outside the topology: "
+                   + ", ".join(f"{n} ({why})" for why, n in sorted(left.items())) + ".")
+    return out
