@@ -64,7 +64,8 @@ def test_required_rack_no_rack_holds_the_pod_set_names_the_best_rack_and_what_it
     assert f"{RACK}=r1" in v.reason and "4 nvidia.com/gpu" in v.reason and "gpu-topology" in v.reason
     q, t = v.evidence["queue"], v.evidence["topology"]
     assert q["rebuilt"] == q["kueue_said"]["message"] == SAID and q["agrees"] is True
-    assert t["best"] == {"domain": f"{BLOCK}=b1, {RACK}=r1", "holds": 1, "nodes": 1}
+    assert t["best"] == {"domain": f"{RACK}=r1", "within": [f"{BLOCK}=b1"], "holds": 1, "nodes": 1}
+    assert t["next"] == [{"domain": f"{RACK}=r2", "within": [f"{BLOCK}=b1"], "holds": 1, "nodes": 1}]
     assert t["lacks"] == {"nvidia.com/gpu": "4"} and t["domains"] == 2
 
 

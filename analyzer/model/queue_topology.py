@@ -27,6 +27,7 @@ from analyzer.model.queues import Flavor
 from analyzer.model.views import Cluster
 
 HOSTNAME = "kubernetes.io/hostname"
+RUNNERS_UP = 4  # domains named after the best: enough to see whether any is close
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,6 +69,7 @@ class Placement:
     count: int
     domains: int  # at the requested level
     best: Domain | None  # the domain holding most pods (ties: the first by its values)
+    runners_up: tuple[Domain, ...]  # the next few in that order
     total_nodes: int
     excluded: str  # Kueue's exclusion counts, formatted as formatReasons does ("" none)
     failure: str  # Kueue's reason ("" when the pod set fits one domain)
@@ -168,7 +170,8 @@ def place(snap: FlavorTopology, flavor: Flavor, spec: dict, requests: dict[str, 
             row[2][r] = row[2].get(r, 0) + max(0, v)
     domains = [Domain(values=values, holds=h, nodes=n, free=free) for values, (h, n, free) in per_domain.items()]
     # sortedDomains with a slice of one pod: most pods first, then the level values in order.
-    best = min(domains, key=lambda d: (-d.holds, d.values), default=None)
+    ranked = sorted(domains, key=lambda d: (-d.holds, d.values))
+    best = ranked[0] if ranked else None
     reasons = ", ".join(sorted(f"{k}: {v}" for k, v in excluded.items()))
     failure = ""
     if best is None:
@@ -180,4 +183,5 @@ def place(snap: FlavorTopology, flavor: Flavor, spec: dict, requests: dict[str, 
         if reasons:
             failure += f". Total nodes: {len(snap.leaves)}; excluded: {reasons}"
     return Placement(topology=snap.topology, level=level, count=count, domains=len(domains), best=best,
+                     runners_up=tuple(ranked[1:RUNNERS_UP + 1]),
                      total_nodes=len(snap.leaves), excluded=reasons, failure=failure)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from analyzer import words
 from analyzer.evidence import prose
 from analyzer.model.quantity import format_units
-from analyzer.model.queue_topology import FlavorTopology, Placement, place, snapshot
+from analyzer.model.queue_topology import Domain, FlavorTopology, Placement, place, snapshot
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.queues import ClusterQueue, Workload
 from analyzer.model.views import Cluster
@@ -82,17 +82,18 @@ def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWor
         ev_topology = {"topology": flavor.topology, "flavor": flavor.name, "level": level, "podSet": ps.name,
                        "pods": ps.count, "domains": placed.domains, "nodes": placed.total_nodes,
                        "left_out": snap.left_out, "excluded": placed.excluded or None,
-                       "best": None if placed.best is None else {
-                           "domain": _domain_name(snap, placed.best.values), "holds": placed.best.holds,
-                           "nodes": placed.best.nodes},
+                       "best": None if placed.best is None else _domain(snap, placed.best),
+                       "next": [_domain(snap, d) for d in placed.runners_up],
                        "lacks": {r: format_units(r, v) for r, v in sorted(lacks.items())}}
         evidence["topology"] = ev_topology
         return Decision(word=words.QUEUE_TOPOLOGY, reason=_reason(ev_topology, flavor.topology))
     return None
 
 
-def _domain_name(snap: FlavorTopology, values: tuple[str, ...]) -> str:
-    return ", ".join(f"{label}={value}" for label, value in zip(snap.levels, values))
+def _domain(snap: FlavorTopology, d: Domain) -> dict:
+    """A domain named by its own level's label and value, the levels above it beside."""
+    names = [f"{label}={value}" for label, value in zip(snap.levels, d.values)]
+    return {"domain": names[-1], "within": names[:-1], "holds": d.holds, "nodes": d.nodes}
 
 
 def _reason(t: dict, topology: str) -> str:
@@ -115,8 +116,13 @@ def _says_topology(value: object) -> list[str]:
     out.append(f"That level has {t.get('domains')} domain(s) over {t.get('nodes')} node(s) of the flavor.")
     best = t.get("best")
     if isinstance(best, dict):
-        out.append(f"The best domain, {best.get('domain')}, has {best.get('nodes')} node(s) and room for "
+        within = f" (in {', '.join(best.get('within') or ())})" if best.get("within") else ""
+        out.append(f"The best domain, {best.get('domain')}{within}, has {best.get('nodes')} node(s) and room for "
                    f"{best.get('holds')} of the {t.get('pods')} pod(s) now.")
+    others = [d for d in t.get("next") or () if isinstance(d, dict)]
+    if others:
+        out.append("Next: " + "; ".join(f"{d.get('domain')} has room for {d.get('holds')} pod(s) on "
+                                        f"{d.get('nodes')} node(s)" for d in others) + ".")
     lacks = t.get("lacks") or {}
     if lacks:
         out.append("For the whole pod set it lacks " + ", ".join(f"{v} {r}" for r, v in lacks.items()) + ".")

@@ -29,6 +29,7 @@ from analyzer.model.queues import (
 )
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.queue_flavors import PodSetOutcome, assign
+from analyzer.rules import queue_prose  # noqa: F401  (registers how the queue evidence reads)
 from analyzer.rules.queue_head import head_of_line
 from analyzer.rules.queue_topology import missing_topologies, topology_refusal
 from analyzer.rules.queue_volcano import gang, volcano_decide
