@@ -13,8 +13,8 @@ The snapshot of one TAS ResourceFlavor (pkg/cache/scheduler/tas_cache.go `snapsh
   it holds none), then `. Total nodes: %d; excluded: %s` when nodes were excluded (notFitMessage, formatReasons).
   A preferred or unconstrained request falls back to a higher level and then several domains: never a refusal.
 
-Nothing here decides a word. The per-leaf free capacity is built once per flavor; the pods a leaf holds once per
-pod shape (the same request and placement terms).
+Nothing here decides a word. The per-leaf free capacity is built once per flavor (`snapshot`); the domains' pod
+counts once per flavor, level and pod shape (`rank`); a workload then only compares its count (`Placement`).
 """
 
 from __future__ import annotations
@@ -61,18 +61,44 @@ class Domain:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Placement:
-    """One pod set against one TAS flavor at its requested level."""
+class Ranking:
+    """The domains of one level ranked for one pod shape (its request and placement terms), whatever its count:
+    built once per flavor, level and shape, so the workloads of one shape share it."""
 
     topology: str
     level: str
-    count: int
-    domains: int  # at the requested level
-    best: Domain | None  # the domain holding most pods (ties: the first by its values)
-    runners_up: tuple[Domain, ...]  # the next few in that order
+    domains: tuple[Domain, ...]  # most pods first, then by the level values (sortedDomains with slices of one)
     total_nodes: int
     excluded: str  # Kueue's exclusion counts, formatted as formatReasons does ("" none)
-    failure: str  # Kueue's reason ("" when the pod set fits one domain)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placement:
+    """One pod set of `count` pods against a ranking: the best domain, and Kueue's reason when it is too small."""
+
+    ranking: Ranking
+    count: int
+
+    @property
+    def best(self) -> Domain | None:
+        return self.ranking.domains[0] if self.ranking.domains else None
+
+    @property
+    def runners_up(self) -> tuple[Domain, ...]:
+        return self.ranking.domains[1:RUNNERS_UP + 1]
+
+    @property
+    def failure(self) -> str:
+        """Kueue's reason ("" when the pod set fits one domain)."""
+        r, best = self.ranking, self.best
+        if best is None:
+            return f"no topology domains at level: {r.level}"
+        if best.holds >= self.count:
+            return ""
+        topology = _quoted(r.topology)
+        text = (f"topology {topology} doesn't allow to fit any of {self.count} pod(s)" if best.holds == 0 else
+                f"topology {topology} allows to fit only {best.holds} out of {self.count} pod(s)")
+        return text + (f". Total nodes: {r.total_nodes}; excluded: {r.excluded}" if r.excluded else "")
 
     @property
     def fits(self) -> bool:
@@ -148,9 +174,8 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def place(snap: FlavorTopology, flavor: Flavor, spec: dict, requests: dict[str, int], count: int,
-          level: str) -> Placement:
-    """A required request for `count` pods at `level` (a label of the Topology's levels)."""
+def rank(snap: FlavorTopology, flavor: Flavor, spec: dict, requests: dict[str, int], level: str) -> Ranking:
+    """fillInCounts for one pod shape at `level` (a label of the Topology's levels), its domains ranked."""
     depth = snap.levels.index(level) + 1
     per_domain: dict[tuple[str, ...], list] = {}
     excluded: dict[str, int] = {}
@@ -168,20 +193,7 @@ def place(snap: FlavorTopology, flavor: Flavor, spec: dict, requests: dict[str, 
         row[0] += holds
         for r, v in leaf.free.items():
             row[2][r] = row[2].get(r, 0) + max(0, v)
-    domains = [Domain(values=values, holds=h, nodes=n, free=free) for values, (h, n, free) in per_domain.items()]
-    # sortedDomains with a slice of one pod: most pods first, then the level values in order.
-    ranked = sorted(domains, key=lambda d: (-d.holds, d.values))
-    best = ranked[0] if ranked else None
-    reasons = ", ".join(sorted(f"{k}: {v}" for k, v in excluded.items()))
-    failure = ""
-    if best is None:
-        failure = f"no topology domains at level: {level}"
-    elif best.holds < count:
-        topology = _quoted(snap.topology)
-        failure = (f"topology {topology} doesn't allow to fit any of {count} pod(s)" if best.holds == 0 else
-                   f"topology {topology} allows to fit only {best.holds} out of {count} pod(s)")
-        if reasons:
-            failure += f". Total nodes: {len(snap.leaves)}; excluded: {reasons}"
-    return Placement(topology=snap.topology, level=level, count=count, domains=len(domains), best=best,
-                     runners_up=tuple(ranked[1:RUNNERS_UP + 1]),
-                     total_nodes=len(snap.leaves), excluded=reasons, failure=failure)
+    domains = sorted((Domain(values=values, holds=h, nodes=n, free=free) for values, (h, n, free) in per_domain.items()),
+                     key=lambda d: (-d.holds, d.values))
+    return Ranking(topology=snap.topology, level=level, domains=tuple(domains), total_nodes=len(snap.leaves),
+                   excluded=", ".join(sorted(f"{k}: {v}" for k, v in excluded.items())))

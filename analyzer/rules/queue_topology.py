@@ -10,10 +10,12 @@ unconstrained request never refuses: Kueue falls back to a higher level, then to
 
 from __future__ import annotations
 
+import json
+
 from analyzer import words
 from analyzer.evidence import prose
 from analyzer.model.quantity import format_units
-from analyzer.model.queue_topology import Domain, FlavorTopology, Placement, place, snapshot
+from analyzer.model.queue_topology import Domain, FlavorTopology, Placement, Ranking, rank, snapshot
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.queues import ClusterQueue, Workload
 from analyzer.model.views import Cluster
@@ -68,10 +70,7 @@ def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWor
             return Decision(word=words.QUEUE_MISCONFIGURED,
                             reason=f"pod set {ps.name} requires topology level {level}, which Topology {flavor.topology} "
                                    f"(of ResourceFlavor {flavor.name}) does not have: its levels are {', '.join(snap.levels)}")
-        key = ("placement", w.key, flavor.name, ps.name)
-        if key not in world.memo:  # every pod of the workload asks the same
-            world.memo[key] = place(snap, flavor, ps.spec, ps.requests, ps.count, level)
-        placed: Placement = world.memo[key]
+        placed = Placement(ranking=_ranking(snap, flavor.name, ps.spec, ps.requests, level, world), count=ps.count)
         if placed.fits:
             continue
         ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: {placed.failure}"
@@ -80,14 +79,25 @@ def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWor
             ev["agrees"] = said == ev["rebuilt"]
         lacks = placed.lacks(ps.requests)
         ev_topology = {"topology": flavor.topology, "flavor": flavor.name, "level": level, "podSet": ps.name,
-                       "pods": ps.count, "domains": placed.domains, "nodes": placed.total_nodes,
-                       "left_out": snap.left_out, "excluded": placed.excluded or None,
+                       "pods": ps.count, "domains": len(placed.ranking.domains), "nodes": placed.ranking.total_nodes,
+                       "left_out": snap.left_out, "excluded": placed.ranking.excluded or None,
                        "best": None if placed.best is None else _domain(snap, placed.best),
                        "next": [_domain(snap, d) for d in placed.runners_up],
                        "lacks": {r: format_units(r, v) for r, v in sorted(lacks.items())}}
         evidence["topology"] = ev_topology
         return Decision(word=words.QUEUE_TOPOLOGY, reason=_reason(ev_topology, flavor.topology))
     return None
+
+
+def _ranking(snap: FlavorTopology, flavor: str, spec: dict, requests: dict[str, int], level: str,
+             world: QueueWorld) -> Ranking:
+    """Once per flavor, level and pod shape: the pods of every workload of one shape ask the same."""
+    shape = json.dumps([sorted(requests.items()), spec.get("nodeSelector"), spec.get("affinity"),
+                        spec.get("tolerations")], sort_keys=True, default=str)
+    key = ("ranking", flavor, level, shape)
+    if key not in world.memo:
+        world.memo[key] = rank(snap, world.kueue.flavors[flavor], spec, requests, level)
+    return world.memo[key]
 
 
 def _domain(snap: FlavorTopology, d: Domain) -> dict:
