@@ -9,7 +9,11 @@ pkg/workload/admissionchecks.go):
   admission check dws-prov (a ProvisioningRequest) that its reserved workloads wait for;
 - cohort `serving` (no object): cq-serving, stopped (stopPolicy Hold); cq-sandbox in no cohort, 8 H100;
 - LocalQueues per namespace (recsys has none); a Workload per pod group, per bare gated pod, per admitted
-  and per suspended Job (suspended Jobs added to jobs.json; the admitted Jobs get the queue-name label).
+  and per suspended Job (suspended Jobs added to jobs.json; the admitted Jobs get the queue-name label);
+- topology-aware scheduling: the GPU pools' nodes labelled by block and rack (RACK_SIZE nodes a rack), Topology
+  gpu-topology (block, rack, hostname), flavor h100-tas naming it, cq-tas (no cohort, quota to spare) whose pod
+  groups require one rack; their QuotaReserved message is Kueue's notFitMessage for the best rack
+  (pkg/cache/scheduler/tas_flavor_snapshot.go), counted from the nodes as the generator filled them.
 The quotas are computed so each pending workload's word is the one planned: cq-train's H100 has nothing left
 (nominal + borrowingLimit all reserved) and its A100 nominal equals what is reserved.
 """
@@ -25,7 +29,7 @@ import bundle_objects as bo
 from analyzer.bundle.catalog import BY_NAME, KUEUE
 from bundlegen.common import GPU, TEAMS, ts
 from bundlegen.descs import sel_accel, trainer_desc
-from bundlegen.kueue import QUEUE_LABEL
+from bundlegen.kueue import BLOCK, QUEUE_LABEL, RACK, RACK_SIZE, RACKS_PER_BLOCK
 from bundlegen.pools import H100
 
 if TYPE_CHECKING:
@@ -35,10 +39,12 @@ if TYPE_CHECKING:
 V1B2 = "kueue.x-k8s.io/v1beta2"
 TAINT = {"effect": "NoSchedule", "key": GPU, "value": "present"}
 FLAVORS = {"h100": ("h100-pool", "nvidia-h100-80gb", True), "a100": ("a100-pool", "nvidia-tesla-a100", True),
-           "l4": ("l4-pool", "nvidia-l4", False)}
+           "l4": ("l4-pool", "nvidia-l4", False), "h100-tas": ("h100-pool", "nvidia-h100-80gb", True)}
+TOPOLOGY, TAS_FLAVOR, HOSTNAME = "gpu-topology", "h100-tas", "kubernetes.io/hostname"
 TRAIN_NAMESPACES = ("ml-training", "nlp", "vision")
 LOCAL_QUEUES = [(ns, "train", "cq-train") for ns in TRAIN_NAMESPACES] + [
-    ("research", "h100-queue", "cq-research"), ("research", "sandbox", "cq-sandbox"), ("ml-inference", "serving", "cq-serving")]
+    ("research", "h100-queue", "cq-research"), ("research", "sandbox", "cq-sandbox"), ("ml-inference", "serving", "cq-serving"),
+    ("ml-training", "tas", "cq-tas")]
 BIG_CPU, BIG_MEM = 10_000_000, 100 << 40  # cpu and memory quota no workload here runs short of
 RESOURCES = ("cpu", "memory", GPU)
 JOBS_FILE = BY_NAME["jobs"].file
@@ -83,7 +89,8 @@ class KueueWorld:
 
     def workload(self, *, ns: str, name: str, queue: str, owners: list[dict], pod_set: str, count: int,
                  template: dict, req: dict[str, int], t0: int, state: str, cq: str, message: str | None = None,
-                 flavor: str = "") -> None:
+                 flavor: str = "", topology: dict | None = None) -> None:
+        """`topology`: the pod set's topologyRequest; a workload refused by it is Pending, as one short of quota."""
         usage = _usage(req, count)
         status: dict = {"conditions": []}
         when = ts(max(1, t0 - 1))
@@ -114,7 +121,7 @@ class KueueWorld:
             cond("Admitted", False, "UnsatisfiedChecks", "The workload has not all checks ready")
             status["admissionChecks"] = [{"lastTransitionTime": when, "message": "", "name": "dws-prov", "state": "Pending"}]
         elif state == "pending":  # message None: written once the quotas are known
-            cond("QuotaReserved", False, "Inadmissible" if message else "Pending", message or "")
+            cond("QuotaReserved", False, "Inadmissible" if message and not topology else "Pending", message or "")
             self._count(cq, (ns, queue), "pendingWorkloads")
         conds = status["conditions"]
         conds.sort(key=lambda c: c["type"])
@@ -124,7 +131,8 @@ class KueueWorld:
                          "labels": {"kueue.x-k8s.io/job-uid": owners[0]["uid"]}, "name": name, "namespace": ns,
                          "ownerReferences": owners, "resourceVersion": self.g.rv("wl", ns, name),
                          "uid": self.g.uid("Workload", ns, name)},
-            "spec": {"active": True, "podSets": [{"count": count, "name": pod_set, "template": template}],
+            "spec": {"active": True, "podSets": [{"count": count, "name": pod_set, "template": template,
+                                                  **({"topologyRequest": topology} if topology else {})}],
                      "priority": 0, "queueName": queue},
             "status": status})
 
@@ -189,11 +197,14 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
             state = "checks" if scenario.startswith("checks") else "pending"
             message = {"stopped": "ClusterQueue cq-serving is inactive",
                        "no-lq": f"LocalQueue {queue} doesn't exist", "checks": "", "checks-bare": ""}.get(scenario)
+            if scenario == "topology":
+                message = f"couldn't assign flavors to pod set {pod_set}: " + _not_fit(gen, wl.shape.req, count)
             if message is None:
                 world.later.append((len(world.workloads), scenario, pod_set, count * wl.shape.req[GPU]))
             world.workload(ns=wl.ns, name=name, queue=queue, owners=[_owner("v1", "Pod", n, u) for n, u in owners],
                            pod_set=pod_set, count=count, template=world.template(wl), req=wl.shape.req,
-                           t0=wl.pods[0].t0, state=state, cq=lqs.get((wl.ns, queue), ""), message=message, flavor="h100")
+                           t0=wl.pods[0].t0, state=state, cq=lqs.get((wl.ns, queue), ""), message=message, flavor="h100",
+                           topology={"required": RACK} if scenario == "topology" else None)
     jobs = []
     shape = gen.shape("kueue/suspended", lambda: trainer_desc("Job", 8, sel_accel(H100), True, "24", "200Gi"))
     for ns, name, parallelism in getattr(gen, "kueue_suspended", ()):
@@ -216,6 +227,65 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
     return jobs
 
 
+# -- topology-aware scheduling ---------------------------------------------------------------------
+
+def _racks(gen: Generator) -> dict[str, tuple[str, str]]:
+    """node -> (block, rack): each GPU pool's nodes in their order, RACK_SIZE a rack."""
+    out = {}
+    for pool, nodes in gen.by_pool.items():
+        if not nodes[0].pool["alloc"].get(GPU):
+            continue
+        for i, node in enumerate(nodes):
+            rack = i // RACK_SIZE
+            out[node.name] = (f"{pool}-b{rack // RACKS_PER_BLOCK}", f"{pool}-r{rack}")
+    return out
+
+
+def _not_fit(gen: Generator, req: dict[str, int], count: int) -> str:
+    """Kueue's notFitMessage for a pod set required in one rack of cq-tas's flavor: every Ready, schedulable H100
+    node a leaf; a node holds min over resources of free / request pods (ties to the resource first by name)."""
+    racks = _racks(gen)
+    per_rack: dict[str, int] = {}
+    excluded: dict[str, int] = {}
+    nodes = [n for n in gen.by_pool[FLAVORS[TAS_FLAVOR][0]] if not n.unschedulable]
+    wants = {**{r: v for r, v in req.items() if v}, "pods": 1}
+    for node in nodes:
+        free = {r: node.alloc.get(r, 0) - node.used.get(r, 0) for r in req}
+        free["pods"] = node.alloc["pods"] - node.npods
+        holds, limiting = min((max(0, free[r]) // v, r) for r, v in wants.items())
+        if holds == 0:
+            excluded[limiting] = excluded.get(limiting, 0) + 1
+        per_rack[racks[node.name][1]] = per_rack.get(racks[node.name][1], 0) + holds
+    best = max(per_rack.values(), default=0)
+    text = (f'topology "{TOPOLOGY}" doesn\'t allow to fit any of {count} pod(s)' if best == 0 else
+            f'topology "{TOPOLOGY}" allows to fit only {best} out of {count} pod(s)')
+    if excluded:
+        text += f". Total nodes: {len(nodes)}; excluded: " + ", ".join(
+            sorted(f'resource "{r}": {n}' for r, n in excluded.items()))
+    return text
+
+
+def _label_racks(root: Path, gen: Generator) -> dict:
+    """nodes.json with the block and rack labels on the GPU pools' nodes; its manifest entry."""
+    racks = _racks(gen)
+    items = json.loads((root / BY_NAME["nodes"].file).read_text())["items"]
+    for node in items:
+        where = racks.get(node["metadata"]["name"])
+        if where is not None:
+            node["metadata"]["labels"].update({BLOCK: where[0], RACK: where[1]})
+    old = next(e for e in manifest_files(root) if e["path"] == BY_NAME["nodes"].file)
+    entry = _write(root, "nodes", items)
+    entry["redactions"] = dict(old.get("redactions") or {})
+    return entry
+
+
+def _topology(gen: Generator) -> dict:
+    return {"apiVersion": V1B2, "kind": "Topology",
+            "metadata": {"creationTimestamp": ts(120 * 86400), "generation": 1, "name": TOPOLOGY,
+                         "resourceVersion": gen.rv("topology", TOPOLOGY), "uid": gen.uid("topology", TOPOLOGY)},
+            "spec": {"levels": [{"nodeLabel": BLOCK}, {"nodeLabel": RACK}, {"nodeLabel": HOSTNAME}]}}
+
+
 # -- queues, flavors and the files ------------------------------------------------------------------
 
 def _flavor(name: str, gen: Generator) -> dict:
@@ -223,6 +293,8 @@ def _flavor(name: str, gen: Generator) -> dict:
     spec: dict = {"nodeLabels": {"cloud.google.com/gke-accelerator": accel, "cloud.google.com/gke-nodepool": pool}}
     if tainted:
         spec["nodeTaints"] = [TAINT]
+    if name == TAS_FLAVOR:
+        spec["topologyName"] = TOPOLOGY
     return {"apiVersion": V1B2, "kind": "ResourceFlavor",
             "metadata": {"creationTimestamp": ts(120 * 86400), "finalizers": ["kueue.x-k8s.io/resource-in-use"],
                          "generation": 1, "name": name, "resourceVersion": gen.rv("rf", name), "uid": gen.uid("rf", name)},
@@ -287,9 +359,11 @@ def _queues(gen: Generator, world: KueueWorld) -> list[dict]:
     research = {"h100": {**roomy("cq-research", "h100"), GPU: (held("cq-research", "h100", GPU) + borrowed + 16, None)}}
     sandbox = {"h100": {"cpu": (1_000_000, None), "memory": (8 << 40, None), GPU: (8, None)}}
     serving = {"l4": {"cpu": (1_000_000, None), "memory": (4 << 40, None), GPU: (64, None)}}
+    tas = {TAS_FLAVOR: {"cpu": (BIG_CPU, None), "memory": (BIG_MEM, None), GPU: (1_000_000, None)}}
     return [_cluster_queue(gen, world, "cq-research", "ml", research, checks=("dws-prov",)),
             _cluster_queue(gen, world, "cq-sandbox", "", sandbox),
             _cluster_queue(gen, world, "cq-serving", "serving", serving, stopped=True),
+            _cluster_queue(gen, world, "cq-tas", "", tas),
             _cluster_queue(gen, world, "cq-train", "ml", train)]
 
 
@@ -357,8 +431,11 @@ def add_kueue(root: Path, gen: Generator) -> None:
         cond["message"] = _pending_message(scenario, pod_set, asked, most)
     lists = dict(zip(KUEUE, (
         sorted(world.workloads, key=lambda w: (w["metadata"]["namespace"], w["metadata"]["name"])),
-        _local_queues(gen, world), queues, [_flavor(f, gen) for f in sorted(FLAVORS)], [cohort], [check])))
+        _local_queues(gen, world), queues, [_flavor(f, gen) for f in sorted(FLAVORS)], [cohort], [check],
+        [_topology(gen)])))
     manifest = json.loads((root / "manifest.json").read_text())
-    manifest["files"] = [jobs if e["path"] == JOBS_FILE else e for e in manifest["files"]]
+    nodes = _label_racks(root, gen)
+    manifest["files"] = [jobs if e["path"] == JOBS_FILE else nodes if e["path"] == nodes["path"] else e
+                         for e in manifest["files"]]
     manifest["files"] += [_write(root, name, items) for name, items in lists.items()]
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

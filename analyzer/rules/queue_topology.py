@@ -114,7 +114,8 @@ def _reason(t: dict, topology: str) -> str:
         return f"{where}, but no node carries the label {t['level']} with the flavor's labels: no domain at all"
     lacks = ", ".join(f"{v} {r}" for r, v in t["lacks"].items() if r != "pods")
     short = (f"it lacks {lacks}" if lacks else "its free capacity is split across its nodes")
-    return (f"{where}; the best, {best['domain']}, holds only {best['holds']} of them now ({short}): "
+    room = f"has room for only {best['holds']} of them" if best["holds"] else "has room for none of them"
+    return (f"{where}; the best, {best['domain']}, {room} now ({short}): "
             "free that domain, shrink the pod set, or relax the topology to preferred")
 
 
@@ -140,6 +141,6 @@ def _says_topology(value: object) -> list[str]:
         out.append(f"Nodes Kueue leaves out for this pod set: {t['excluded']}.")
     left = t.get("left_out") or {}
     if left:
-        out.append("Nodes with the flavor's labels outside the topology: "
-                   + ", ".join(f"{n} ({why})" for why, n in sorted(left.items())) + ".")
+        out.append("Nodes with the flavor's labels that Kueue leaves out of the topology: "
+                   + "; ".join(f"{why}: {n} node(s)" for why, n in sorted(left.items())) + ".")
     return out
