@@ -197,3 +197,16 @@ def test_best_effort_fifo_lets_the_smaller_one_past(tmp_path):
 def test_head_of_line_on_the_recording_itself_is_unchanged():
     v = verdicts(QUOTA)[PENDING]
     assert v.word == w.QUEUE_QUOTA and "head_of_line" not in v.evidence and "topology" not in v.evidence
+
+
+def test_hostile_topology_and_request_are_findings_not_tracebacks(tmp_path):
+    root = tas(tmp_path)
+    edit(root, TOPO, lambda items: items[0]["spec"].update(levels="rack"))
+    r = run_cli("analyze", root, "-o", "words")
+    # A finding naming the file, exit status 2 (partly invalid), and still an answer: the Topology as if missing.
+    assert r.returncode == 2 and "Traceback" not in r.stderr and TOPO in r.stderr
+    assert f"{PENDING}\t{w.QUEUE_MISCONFIGURED}" in r.stdout
+    root = tas(tmp_path / "again")
+    edit(root, WL, lambda items: pending_workload(items)["spec"]["podSets"][0].update(topologyRequest={"required": 5}))
+    r = run_cli("analyze", root, "-o", "words")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and WL in r.stderr
