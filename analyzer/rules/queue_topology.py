@@ -78,7 +78,8 @@ def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWor
         if said is not None:
             ev["agrees"] = said == ev["rebuilt"]
         lacks = placed.lacks(ps.requests)
-        ev_topology = {"topology": flavor.topology, "flavor": flavor.name, "level": level, "podSet": ps.name,
+        ev_topology = {"topology": flavor.topology, "levels": list(snap.levels), "flavor": flavor.name, "level": level,
+                       "podSet": ps.name,
                        "pods": ps.count, "domains": len(placed.ranking.domains), "nodes": placed.ranking.total_nodes,
                        "left_out": snap.left_out, "excluded": placed.ranking.excluded or None,
                        "best": None if placed.best is None else _domain(snap, placed.best),
@@ -124,6 +125,9 @@ def _says_topology(value: object) -> list[str]:
     t = value if isinstance(value, dict) else {}
     out = [f"ResourceFlavor {t.get('flavor')} places pods by Topology {t.get('topology')}; pod set {t.get('podSet')} "
            f"requires its {t.get('pods')} pod(s) in one domain of level {t.get('level')}."]
+    levels = t.get("levels") or ()
+    if levels:
+        out.append(f"Topology {t.get('topology')}'s levels, highest first: {', '.join(str(x) for x in levels)}.")
     out.append(f"That level has {t.get('domains')} domain(s) over {t.get('nodes')} node(s) of the flavor.")
     best = t.get("best")
     if isinstance(best, dict):
