@@ -133,6 +133,14 @@ def test_requested_level_the_topology_lacks(tmp_path):
     assert v.word == w.QUEUE_MISCONFIGURED and "example.com/zone" in v.reason
 
 
+def test_a_topology_asked_of_a_queue_without_a_tas_flavor(tmp_path):
+    root = tas(tmp_path)
+    edit(root, RF, lambda items: items[0]["spec"].pop("topologyName"))
+    v = verdicts(root)[PENDING]
+    assert v.word == w.QUEUE_MISCONFIGURED and "gpu-cluster-queue" in v.reason
+    assert v.evidence["queue"]["rebuilt"].endswith('Flavor "a100" does not support TopologyAwareScheduling')
+
+
 def test_bundle_without_topologies_names_the_file(tmp_path):
     root = tas(tmp_path)
     (root / TOPO).unlink()

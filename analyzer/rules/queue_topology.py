@@ -55,7 +55,16 @@ def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWor
         if ps.topology is None or ps.count == 0:
             continue
         mode, level = ps.topology
-        tas = [f for f in dict.fromkeys(outcome.assigned.values()) if f in k.flavors and k.flavors[f].topology]
+        assigned = list(dict.fromkeys(outcome.assigned.values()))
+        tas = [f for f in assigned if f in k.flavors and k.flavors[f].topology]
+        if not tas and assigned:  # checkPodSetAndFlavorMatchForTAS: a pod set asking a topology takes no other flavor
+            ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: " + ", ".join(
+                f'Flavor "{f}" does not support TopologyAwareScheduling' for f in assigned)
+            return Decision(word=words.QUEUE_MISCONFIGURED,
+                            reason=f"pod set {ps.name} asks for topology-aware placement ({mode}"
+                                   f"{' ' + level if level else ''}), but no ResourceFlavor of ClusterQueue "
+                                   f"{w.cluster_queue or ev.get('clusterQueue')} names a Topology (spec.topologyName): "
+                                   f"Kueue never admits it there")
         if mode != "required" or len(tas) != 1 or k.flavors[tas[0]].topology not in k.topologies:
             continue  # preferred / unconstrained fall back; a flavor without a topology is not placed by one
         flavor = k.flavors[tas[0]]
