@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers import run_cli
+import jsonschema
+from helpers import SCHEMAS, run_cli
 from test_queues import CQ, PENDING, QUOTA, RF, WL, copy, edit, pending_workload, verdicts
 
 from analyzer import words as w
@@ -218,3 +219,12 @@ def test_hostile_topology_and_request_are_findings_not_tracebacks(tmp_path):
     edit(root, WL, lambda items: pending_workload(items)["spec"]["podSets"][0].update(topologyRequest={"required": 5}))
     r = run_cli("analyze", root, "-o", "words")
     assert r.returncode == 2 and "Traceback" not in r.stderr and WL in r.stderr
+
+
+def test_json_output_keeps_to_the_verdicts_schema(tmp_path):
+    root = tas(tmp_path)
+    _small_behind(root, "StrictFIFO")
+    doc = json.loads(run_cli("analyze", root, "-o", "json").stdout)
+    jsonschema.Draft202012Validator(json.loads((SCHEMAS / "verdicts.schema.json").read_text())).validate(doc)
+    words = {v["namespace"] + "/" + v["name"]: v["word"] for v in doc["verdicts"]}
+    assert words[SMALL] == w.QUEUE_QUOTA
