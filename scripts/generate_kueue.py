@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import bundle_objects as bo
 from analyzer.bundle.catalog import BY_NAME, KUEUE
+from analyzer.model.matching import Taint, tolerated, tolerations_of
 from bundlegen.common import GPU, TEAMS, ts
 from bundlegen.descs import sel_accel, trainer_desc
 from bundlegen.kueue import BLOCK, QUEUE_LABEL, RACK, RACK_SIZE, RACKS_PER_BLOCK
@@ -81,6 +82,9 @@ class KueueWorld:
         self.lq_counts: dict[tuple[str, str], dict[str, int]] = {}
         self.admitted_jobs: set[tuple[str, str]] = set()
         self.later: list[tuple[int, str, str, int]] = []  # workloads whose message needs the final quotas
+        # The nodes Kueue's TAS snapshot of h100-tas takes (Ready, schedulable, with the flavor's labels), as
+        # nodes.json says, with their taints: what another option may have done to the nodes counts.
+        self.tas_nodes: dict[str, tuple[Taint, ...]] = {}
 
     # -- workloads -------------------------------------------------------------------------------
     def _count(self, cq: str, lq: tuple[str, str], key: str) -> None:
@@ -198,7 +202,8 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
             message = {"stopped": "ClusterQueue cq-serving is inactive",
                        "no-lq": f"LocalQueue {queue} doesn't exist", "checks": "", "checks-bare": ""}.get(scenario)
             if scenario == "topology":
-                message = f"couldn't assign flavors to pod set {pod_set}: " + _not_fit(gen, wl.shape.req, count)
+                message = (f"couldn't assign flavors to pod set {pod_set}: "
+                           + _not_fit(gen, world, world.template(wl)["spec"], wl.shape.req, count))
             if message is None:
                 world.later.append((len(world.workloads), scenario, pod_set, count * wl.shape.req[GPU]))
             world.workload(ns=wl.ns, name=name, queue=queue, owners=[_owner("v1", "Pod", n, u) for n, u in owners],
@@ -241,28 +246,54 @@ def _racks(gen: Generator) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _not_fit(gen: Generator, req: dict[str, int], count: int) -> str:
-    """Kueue's notFitMessage for a pod set required in one rack of cq-tas's flavor: every Ready, schedulable H100
-    node a leaf; a node holds min over resources of free / request pods (ties to the resource first by name)."""
+def _not_fit(gen: Generator, world: KueueWorld, spec: dict, req: dict[str, int], count: int) -> str:
+    """Kueue's notFitMessage for a pod set required in one rack of cq-tas's flavor: every node of the snapshot a
+    leaf; an untolerated NoSchedule/NoExecute taint excludes it, else it holds min over resources of free / request
+    pods (ties to the resource first by name), none counted as excluded by that resource."""
     racks = _racks(gen)
     per_rack: dict[str, int] = {}
     excluded: dict[str, int] = {}
-    nodes = [n for n in gen.by_pool[FLAVORS[TAS_FLAVOR][0]] if not n.unschedulable]
     wants = {**{r: v for r, v in req.items() if v}, "pods": 1}
-    for node in nodes:
+    tolerations = tolerations_of(spec)
+    for node in gen.by_pool[FLAVORS[TAS_FLAVOR][0]]:
+        if node.name not in world.tas_nodes:
+            continue
+        taint = next((t for t in world.tas_nodes[node.name]
+                      if t.effect in ("NoSchedule", "NoExecute") and not tolerated(t, tolerations)), None)
+        if taint is not None:
+            reason = f'taint "{taint}"'
+            excluded[reason] = excluded.get(reason, 0) + 1
+            per_rack.setdefault(racks[node.name][1], 0)
+            continue
         free = {r: node.alloc.get(r, 0) - node.used.get(r, 0) for r in req}
         free["pods"] = node.alloc["pods"] - node.npods
         holds, limiting = min((max(0, free[r]) // v, r) for r, v in wants.items())
         if holds == 0:
-            excluded[limiting] = excluded.get(limiting, 0) + 1
+            reason = f'resource "{limiting}"'
+            excluded[reason] = excluded.get(reason, 0) + 1
         per_rack[racks[node.name][1]] = per_rack.get(racks[node.name][1], 0) + holds
     best = max(per_rack.values(), default=0)
     text = (f'topology "{TOPOLOGY}" doesn\'t allow to fit any of {count} pod(s)' if best == 0 else
             f'topology "{TOPOLOGY}" allows to fit only {best} out of {count} pod(s)')
     if excluded:
-        text += f". Total nodes: {len(nodes)}; excluded: " + ", ".join(
-            sorted(f'resource "{r}": {n}' for r, n in excluded.items()))
+        text += f". Total nodes: {len(world.tas_nodes)}; excluded: " + ", ".join(
+            sorted(f"{reason}: {n}" for reason, n in excluded.items()))
     return text
+
+
+def _snapshot_nodes(root: Path) -> dict[str, tuple[Taint, ...]]:
+    """The nodes of nodes.json Kueue's snapshot of h100-tas takes: the flavor's labels, Ready, not unschedulable."""
+    pool, accel, _ = FLAVORS[TAS_FLAVOR]
+    out = {}
+    for node in json.loads((root / BY_NAME["nodes"].file).read_text())["items"]:
+        labels = node["metadata"].get("labels") or {}
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (node.get("status") or {}).get("conditions") or ())
+        if (labels.get("cloud.google.com/gke-nodepool") == pool and labels.get("cloud.google.com/gke-accelerator") == accel
+                and ready and not (node.get("spec") or {}).get("unschedulable")):
+            out[node["metadata"]["name"]] = tuple(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"]))
+                                                  for t in (node.get("spec") or {}).get("taints") or ())
+    return out
 
 
 def _label_racks(root: Path, gen: Generator) -> dict:
@@ -403,6 +434,7 @@ def manifest_files(root: Path) -> list[dict]:
 
 def add_kueue(root: Path, gen: Generator) -> None:
     world = KueueWorld(gen)
+    world.tas_nodes = _snapshot_nodes(root)
     suspended = build_workloads(gen, world)
     doc = json.loads((root / JOBS_FILE).read_text())
     for job in doc["items"]:
