@@ -11,6 +11,7 @@ unconstrained request never refuses: Kueue falls back to a higher level, then to
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from analyzer import words
 from analyzer.evidence import prose
@@ -46,56 +47,81 @@ def _snapshot(flavor_name: str, world: QueueWorld, cluster: Cluster) -> FlavorTo
     return world.memo[key]
 
 
-def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWorld, cluster: Cluster,
+@dataclass(frozen=True, kw_only=True)
+class Refusal:
+    """What the topology check decides for one workload: every pod of it shares it."""
+
+    decision: Decision
+    rebuilt: str  # Kueue's QuotaReserved message, rebuilt
+    placement: dict | None = None  # the case's `topology` evidence
+
+
+def topology_refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWorld, cluster: Cluster, cq: str,
                      ev: dict, evidence: dict) -> Decision | None:
     """The first pod set with a required topology that no domain takes whole (Kueue stops there too). `ev` is
     the queue's evidence (Kueue's message rebuilt), `evidence` the case's (the placement, under `topology`)."""
+    key = ("topology-refusal", w.key, cq)
+    if key not in world.memo:
+        world.memo[key] = _refusal(w, outcomes, world, cluster, cq)
+    refusal: Refusal | None = world.memo[key]
+    if refusal is None:
+        return None
+    ev["rebuilt"] = refusal.rebuilt
+    said = (ev.get("kueue_said") or {}).get("message")
+    if said is not None:
+        ev["agrees"] = said == refusal.rebuilt
+    if refusal.placement is not None:
+        evidence["topology"] = refusal.placement
+    return refusal.decision
+
+
+def _refusal(w: Workload, outcomes: list[PodSetOutcome], world: QueueWorld, cluster: Cluster,
+             cq: str) -> Refusal | None:
     k = world.kueue
     for ps, outcome in zip(w.pod_sets, outcomes):
         if ps.topology is None or ps.count == 0:
             continue
         mode, level = ps.topology
+        head = f"couldn't assign flavors to pod set {ps.name}: "
         assigned = list(dict.fromkeys(outcome.assigned.values()))
         tas = [f for f in assigned if f in k.flavors and k.flavors[f].topology]
         if not tas and assigned:  # checkPodSetAndFlavorMatchForTAS: a pod set asking a topology takes no other flavor
-            ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: " + ", ".join(
-                f'Flavor "{f}" does not support TopologyAwareScheduling' for f in assigned)
-            return Decision(word=words.QUEUE_MISCONFIGURED,
-                            reason=f"pod set {ps.name} asks for topology-aware placement ({mode}"
-                                   f"{' ' + level if level else ''}), but no ResourceFlavor of ClusterQueue "
-                                   f"{w.cluster_queue or ev.get('clusterQueue')} names a Topology (spec.topologyName): "
-                                   f"Kueue never admits it there")
+            return Refusal(rebuilt=head + ", ".join(f'Flavor "{f}" does not support TopologyAwareScheduling'
+                                                    for f in assigned),
+                           decision=Decision(word=words.QUEUE_MISCONFIGURED,
+                                             reason=f"pod set {ps.name} asks for topology-aware placement ({mode}"
+                                                    f"{' ' + level if level else ''}), but no ResourceFlavor of "
+                                                    f"ClusterQueue {cq} names a Topology (spec.topologyName): Kueue "
+                                                    f"never admits it there"))
         if mode != "required" or len(tas) != 1 or k.flavors[tas[0]].topology not in k.topologies:
             continue  # preferred / unconstrained fall back; a flavor without a topology is not placed by one
         flavor = k.flavors[tas[0]]
         snap = _snapshot(flavor.name, world, cluster)
         if not snap.levels:
-            ev["rebuilt"] = f"Topology {flavor.topology} has no levels"
-            return Decision(word=words.QUEUE_MISCONFIGURED,
-                            reason=f"ResourceFlavor {flavor.name} names Topology {flavor.topology}, which has no "
-                                   f"levels (spec.levels is empty): Kueue cannot place pod set {ps.name} by it")
+            return Refusal(rebuilt=f"Topology {flavor.topology} has no levels",
+                           decision=Decision(word=words.QUEUE_MISCONFIGURED,
+                                             reason=f"ResourceFlavor {flavor.name} names Topology {flavor.topology}, "
+                                                    f"which has no levels (spec.levels is empty): Kueue cannot place "
+                                                    f"pod set {ps.name} by it"))
         if level not in snap.levels:
-            ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: Flavor \"{flavor.name}\" does not contain the requested level"
-            return Decision(word=words.QUEUE_MISCONFIGURED,
-                            reason=f"pod set {ps.name} requires topology level {level}, which Topology {flavor.topology} "
-                                   f"(of ResourceFlavor {flavor.name}) does not have: its levels are {', '.join(snap.levels)}")
+            return Refusal(rebuilt=head + f'Flavor "{flavor.name}" does not contain the requested level',
+                           decision=Decision(word=words.QUEUE_MISCONFIGURED,
+                                             reason=f"pod set {ps.name} requires topology level {level}, which "
+                                                    f"Topology {flavor.topology} (of ResourceFlavor {flavor.name}) "
+                                                    f"does not have: its levels are {', '.join(snap.levels)}"))
         placed = Placement(ranking=_ranking(snap, flavor.name, ps.spec, ps.requests, level, world), count=ps.count)
         if placed.fits:
             continue
-        ev["rebuilt"] = f"couldn't assign flavors to pod set {ps.name}: {placed.failure}"
-        said = (ev.get("kueue_said") or {}).get("message")
-        if said is not None:
-            ev["agrees"] = said == ev["rebuilt"]
         lacks = placed.lacks(ps.requests)
-        ev_topology = {"topology": flavor.topology, "levels": list(snap.levels), "flavor": flavor.name, "level": level,
-                       "podSet": ps.name,
-                       "pods": ps.count, "domains": len(placed.ranking.domains), "nodes": placed.ranking.total_nodes,
-                       "left_out": snap.left_out, "excluded": placed.ranking.excluded or None,
-                       "best": None if placed.best is None else _domain(snap, placed.best),
-                       "next": [_domain(snap, d) for d in placed.runners_up],
-                       "lacks": {r: format_units(r, v) for r, v in sorted(lacks.items())}}
-        evidence["topology"] = ev_topology
-        return Decision(word=words.QUEUE_TOPOLOGY, reason=_reason(ev_topology, flavor.topology))
+        placement = {"topology": flavor.topology, "levels": list(snap.levels), "flavor": flavor.name, "level": level,
+                     "podSet": ps.name, "pods": ps.count, "domains": len(placed.ranking.domains),
+                     "nodes": placed.ranking.total_nodes, "left_out": snap.left_out,
+                     "excluded": placed.ranking.excluded or None,
+                     "best": None if placed.best is None else _domain(snap, placed.best),
+                     "next": [_domain(snap, d) for d in placed.runners_up],
+                     "lacks": {r: format_units(r, v) for r, v in sorted(lacks.items())}}
+        return Refusal(rebuilt=head + placed.failure, placement=placement,
+                       decision=Decision(word=words.QUEUE_TOPOLOGY, reason=_reason(placement, flavor.topology)))
     return None
 
 

@@ -133,11 +133,11 @@ def decide(case: Case) -> Decision | None:
         short = next((o for o in theirs if o.failed), None)
         if short is not None:
             return short.message()
-        refused = topology_refusal(other, theirs, world, case.cluster, {}, {})
+        refused = topology_refusal(other, theirs, world, case.cluster, cq.name, {}, {})
         return None if refused is None else refused.reason
 
     decision = (head_of_line(w, cq, world, fails, case.evidence)
-                or topology_refusal(w, outcomes, world, case.cluster, ev, case.evidence))
+                or topology_refusal(w, outcomes, world, case.cluster, cq.name, ev, case.evidence))
     if decision is not None:
         return decision
     ev["rebuilt"] = None
