@@ -197,6 +197,17 @@ def test_strict_fifo_head_that_does_not_fit_blocks_a_smaller_one_behind_it(tmp_p
     assert "insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more needed" in head["waits_for"]
 
 
+def test_strict_fifo_head_refused_by_the_topology_blocks_too(tmp_path):
+    root = tas(tmp_path)
+    _small_behind(root, "StrictFIFO")
+    edit(root, CQ, lambda items: _gpu_quota(items, "20"))  # quota for both: only the head's topology refuses
+    got = verdicts(root)
+    assert got[PENDING].word == w.QUEUE_TOPOLOGY
+    v = got[SMALL]
+    assert v.word == w.QUEUE_QUOTA
+    assert v.evidence["head_of_line"]["waits_for"] == SAID
+
+
 def test_best_effort_fifo_lets_the_smaller_one_past(tmp_path):
     root = copy(tmp_path)
     _small_behind(root, "BestEffortFIFO")

@@ -1,10 +1,12 @@
-"""Rows 4-6 of causes.md v3 for what a queue holds (queues.md): Kueue and Volcano.
+"""The queue rows of causes.md for what a queue holds (queues.md): Kueue and Volcano.
 
-4 queue-misconfigured: the queue can never admit it (LocalQueue / ClusterQueue / Volcano Queue missing,
-  stopped, Closed, inactive, a cohort cycle, a resource no group covers);
-5 queue-quota: the flavor assigner finds no flavor with room now (too-large: not even with the queue empty);
+queue-misconfigured: the queue can never admit it (LocalQueue / ClusterQueue / Volcano Queue missing,
+  stopped, Closed, inactive (a missing flavor or Topology), a cohort cycle, a resource no group covers);
+queue-quota: the flavor assigner finds no flavor with room now (too-large: not even with the queue empty);
   every flavor ruled out by the pod's selector or tolerations answers selector-mismatch / untolerated-taint;
-6 scheduling-gated: quota reserved and admission checks pending, or a Kueue gate without Kueue's files.
+  under StrictFIFO, a workload that would fit behind a head that does not (queue_head.py);
+queue-topology: quota would admit it, no domain of the required topology level holds the pod set (queue_topology.py);
+scheduling-gated: quota reserved and admission checks pending, or a Kueue gate without Kueue's files.
 An admitted workload passes on: its pods meet the scheduler's rows. After the funnel, `gang` answers
 `exhausted` for a Volcano PodGroup whose minMember pods do not fit at once.
 Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg/cache/scheduler/clusterqueue.go
@@ -87,11 +89,6 @@ def decide(case: Case) -> Decision | None:
     cq = k.cluster_queues.get(lq.cluster_queue)
     if cq is None:
         return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist")
-    if TOPOLOGIES in k.missing and any(f in k.flavors and k.flavors[f].topology for f in cq.flavor_names()):
-        case.evidence["missing"] = [f"{TOPOLOGIES}.json"]
-        return Decision(word=words.SCHEDULING_GATED,
-                        reason=f"held by Kueue, and ClusterQueue {cq.name} places by topology, but the bundle lacks "
-                               f"Kueue's Topologies: {k.missing[TOPOLOGIES]}")
     problems = []
     if cq.stop_policy in STOPPED:
         problems.append("is stopped")
@@ -101,7 +98,14 @@ def decide(case: Case) -> Decision | None:
     missing_checks = [c for c, _ in cq.checks if c not in k.admission_checks]
     if missing_checks and CHECKS not in k.missing:
         problems.append("references missing AdmissionCheck(s): " + ",".join(missing_checks))
-    problems.extend(missing_topologies(cq, world))
+    places_by_topology = any(f in k.flavors and k.flavors[f].topology for f in cq.flavor_names())
+    if places_by_topology and TOPOLOGIES in k.missing and not problems:
+        case.evidence["missing"] = [f"{TOPOLOGIES}.json"]
+        return Decision(word=words.SCHEDULING_GATED,
+                        reason=f"held by Kueue, and ClusterQueue {cq.name} places by topology, but the bundle lacks "
+                               f"Kueue's Topologies: {k.missing[TOPOLOGIES]}")
+    if TOPOLOGIES not in k.missing:
+        problems.extend(missing_topologies(cq, world))
     if problems:
         ev["clusterQueue_said"] = cq.active.message if cq.active else None
         return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.")
@@ -133,8 +137,9 @@ def decide(case: Case) -> Decision | None:
         short = next((o for o in theirs if o.failed), None)
         if short is not None:
             return short.message()
-        refused = topology_refusal(other, theirs, world, case.cluster, cq.name, {}, {})
-        return None if refused is None else refused.reason
+        said: dict = {}
+        refused = topology_refusal(other, theirs, world, case.cluster, cq.name, said, {})
+        return None if refused is None else said["rebuilt"]
 
     decision = (head_of_line(w, cq, world, fails, case.evidence)
                 or topology_refusal(w, outcomes, world, case.cluster, cq.name, ev, case.evidence))
