@@ -10,10 +10,9 @@ pkg/workload/admissionchecks.go):
 - cohort `serving` (no object): cq-serving, stopped (stopPolicy Hold); cq-sandbox in no cohort, 8 H100;
 - LocalQueues per namespace (recsys has none); a Workload per pod group, per bare gated pod, per admitted
   and per suspended Job (suspended Jobs added to jobs.json; the admitted Jobs get the queue-name label);
-- topology-aware scheduling: the GPU pools' nodes labelled by block and rack (RACK_SIZE nodes a rack), Topology
-  gpu-topology (block, rack, hostname), flavor h100-tas naming it, cq-tas (no cohort, quota to spare) whose pod
-  groups require one rack; their QuotaReserved message is Kueue's notFitMessage for the best rack
-  (pkg/cache/scheduler/tas_flavor_snapshot.go), counted from the nodes as the generator filled them.
+- topology-aware scheduling (kueue_topology.py): the GPU pools' nodes by block and rack, Topology gpu-topology,
+  flavor h100-tas naming it, cq-tas (no cohort, quota to spare) whose pod groups require one rack; their
+  QuotaReserved message is Kueue's notFitMessage for the best rack.
 The quotas are computed so each pending workload's word is the one planned: cq-train's H100 has nothing left
 (nominal + borrowingLimit all reserved) and its A100 nominal equals what is reserved.
 """
@@ -27,11 +26,12 @@ from typing import TYPE_CHECKING
 
 import bundle_objects as bo
 from analyzer.bundle.catalog import BY_NAME, KUEUE
-from analyzer.model.matching import Taint, tolerated, tolerations_of
+from analyzer.model.matching import Taint
 from bundlegen.common import GPU, TEAMS, ts
 from bundlegen.descs import sel_accel, trainer_desc
-from bundlegen.kueue import BLOCK, QUEUE_LABEL, RACK, RACK_SIZE, RACKS_PER_BLOCK
+from bundlegen.kueue import QUEUE_LABEL, RACK
 from bundlegen.pools import H100
+from kueue_topology import TAS_FLAVOR, TOPOLOGY, label_racks, not_fit, snapshot_nodes, topology_object
 
 if TYPE_CHECKING:
     from bundlegen.generator import Generator
@@ -41,7 +41,6 @@ V1B2 = "kueue.x-k8s.io/v1beta2"
 TAINT = {"effect": "NoSchedule", "key": GPU, "value": "present"}
 FLAVORS = {"h100": ("h100-pool", "nvidia-h100-80gb", True), "a100": ("a100-pool", "nvidia-tesla-a100", True),
            "l4": ("l4-pool", "nvidia-l4", False), "h100-tas": ("h100-pool", "nvidia-h100-80gb", True)}
-TOPOLOGY, TAS_FLAVOR, HOSTNAME = "gpu-topology", "h100-tas", "kubernetes.io/hostname"
 TRAIN_NAMESPACES = ("ml-training", "nlp", "vision")
 LOCAL_QUEUES = [(ns, "train", "cq-train") for ns in TRAIN_NAMESPACES] + [
     ("research", "h100-queue", "cq-research"), ("research", "sandbox", "cq-sandbox"), ("ml-inference", "serving", "cq-serving"),
@@ -203,7 +202,7 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
                        "no-lq": f"LocalQueue {queue} doesn't exist", "checks": "", "checks-bare": ""}.get(scenario)
             if scenario == "topology":
                 message = (f"couldn't assign flavors to pod set {pod_set}: "
-                           + _not_fit(gen, world, world.template(wl)["spec"], wl.shape.req, count))
+                           + not_fit(gen, world.tas_nodes, world.template(wl)["spec"], wl.shape.req, count))
             if message is None:
                 world.later.append((len(world.workloads), scenario, pod_set, count * wl.shape.req[GPU]))
             world.workload(ns=wl.ns, name=name, queue=queue, owners=[_owner("v1", "Pod", n, u) for n, u in owners],
@@ -230,91 +229,6 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
                        template={"metadata": {}, "spec": job["spec"]["template"]["spec"]}, req=shape.req,
                        t0=t0, state="pending", cq="cq-train", message=None)
     return jobs
-
-
-# -- topology-aware scheduling ---------------------------------------------------------------------
-
-def _racks(gen: Generator) -> dict[str, tuple[str, str]]:
-    """node -> (block, rack): each GPU pool's nodes in their order, RACK_SIZE a rack."""
-    out = {}
-    for pool, nodes in gen.by_pool.items():
-        if not nodes[0].pool["alloc"].get(GPU):
-            continue
-        for i, node in enumerate(nodes):
-            rack = i // RACK_SIZE
-            out[node.name] = (f"{pool}-b{rack // RACKS_PER_BLOCK}", f"{pool}-r{rack}")
-    return out
-
-
-def _not_fit(gen: Generator, world: KueueWorld, spec: dict, req: dict[str, int], count: int) -> str:
-    """Kueue's notFitMessage for a pod set required in one rack of cq-tas's flavor: every node of the snapshot a
-    leaf; an untolerated NoSchedule/NoExecute taint excludes it, else it holds min over resources of free / request
-    pods (ties to the resource first by name), none counted as excluded by that resource."""
-    racks = _racks(gen)
-    per_rack: dict[str, int] = {}
-    excluded: dict[str, int] = {}
-    wants = {**{r: v for r, v in req.items() if v}, "pods": 1}
-    tolerations = tolerations_of(spec)
-    for node in gen.by_pool[FLAVORS[TAS_FLAVOR][0]]:
-        if node.name not in world.tas_nodes:
-            continue
-        taint = next((t for t in world.tas_nodes[node.name]
-                      if t.effect in ("NoSchedule", "NoExecute") and not tolerated(t, tolerations)), None)
-        if taint is not None:
-            reason = f'taint "{taint}"'
-            excluded[reason] = excluded.get(reason, 0) + 1
-            per_rack.setdefault(racks[node.name][1], 0)
-            continue
-        free = {r: node.alloc.get(r, 0) - node.used.get(r, 0) for r in req}
-        free["pods"] = node.alloc["pods"] - node.npods
-        holds, limiting = min((max(0, free[r]) // v, r) for r, v in wants.items())
-        if holds == 0:
-            reason = f'resource "{limiting}"'
-            excluded[reason] = excluded.get(reason, 0) + 1
-        per_rack[racks[node.name][1]] = per_rack.get(racks[node.name][1], 0) + holds
-    best = max(per_rack.values(), default=0)
-    text = (f'topology "{TOPOLOGY}" doesn\'t allow to fit any of {count} pod(s)' if best == 0 else
-            f'topology "{TOPOLOGY}" allows to fit only {best} out of {count} pod(s)')
-    if excluded:
-        text += f". Total nodes: {len(world.tas_nodes)}; excluded: " + ", ".join(
-            sorted(f"{reason}: {n}" for reason, n in excluded.items()))
-    return text
-
-
-def _snapshot_nodes(root: Path) -> dict[str, tuple[Taint, ...]]:
-    """The nodes of nodes.json Kueue's snapshot of h100-tas takes: the flavor's labels, Ready, not unschedulable."""
-    pool, accel, _ = FLAVORS[TAS_FLAVOR]
-    out = {}
-    for node in json.loads((root / BY_NAME["nodes"].file).read_text())["items"]:
-        labels = node["metadata"].get("labels") or {}
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True"
-                    for c in (node.get("status") or {}).get("conditions") or ())
-        if (labels.get("cloud.google.com/gke-nodepool") == pool and labels.get("cloud.google.com/gke-accelerator") == accel
-                and ready and not (node.get("spec") or {}).get("unschedulable")):
-            out[node["metadata"]["name"]] = tuple(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"]))
-                                                  for t in (node.get("spec") or {}).get("taints") or ())
-    return out
-
-
-def _label_racks(root: Path, gen: Generator) -> dict:
-    """nodes.json with the block and rack labels on the GPU pools' nodes; its manifest entry."""
-    racks = _racks(gen)
-    items = json.loads((root / BY_NAME["nodes"].file).read_text())["items"]
-    for node in items:
-        where = racks.get(node["metadata"]["name"])
-        if where is not None:
-            node["metadata"]["labels"].update({BLOCK: where[0], RACK: where[1]})
-    old = next(e for e in manifest_files(root) if e["path"] == BY_NAME["nodes"].file)
-    entry = _write(root, "nodes", items)
-    entry["redactions"] = dict(old.get("redactions") or {})
-    return entry
-
-
-def _topology(gen: Generator) -> dict:
-    return {"apiVersion": V1B2, "kind": "Topology",
-            "metadata": {"creationTimestamp": ts(120 * 86400), "generation": 1, "name": TOPOLOGY,
-                         "resourceVersion": gen.rv("topology", TOPOLOGY), "uid": gen.uid("topology", TOPOLOGY)},
-            "spec": {"levels": [{"nodeLabel": BLOCK}, {"nodeLabel": RACK}, {"nodeLabel": HOSTNAME}]}}
 
 
 # -- queues, flavors and the files ------------------------------------------------------------------
@@ -432,9 +346,19 @@ def manifest_files(root: Path) -> list[dict]:
     return json.loads((root / "manifest.json").read_text())["files"]
 
 
+def _label_racks(root: Path, gen: Generator) -> dict:
+    """nodes.json with the block and rack labels on the GPU pools' nodes; its manifest entry."""
+    items = json.loads((root / BY_NAME["nodes"].file).read_text())["items"]
+    label_racks(items, gen)
+    old = next(e for e in manifest_files(root) if e["path"] == BY_NAME["nodes"].file)
+    entry = _write(root, "nodes", items)
+    entry["redactions"] = dict(old.get("redactions") or {})
+    return entry
+
+
 def add_kueue(root: Path, gen: Generator) -> None:
     world = KueueWorld(gen)
-    world.tas_nodes = _snapshot_nodes(root)
+    world.tas_nodes = snapshot_nodes(root)
     suspended = build_workloads(gen, world)
     doc = json.loads((root / JOBS_FILE).read_text())
     for job in doc["items"]:
@@ -464,7 +388,7 @@ def add_kueue(root: Path, gen: Generator) -> None:
     lists = dict(zip(KUEUE, (
         sorted(world.workloads, key=lambda w: (w["metadata"]["namespace"], w["metadata"]["name"])),
         _local_queues(gen, world), queues, [_flavor(f, gen) for f in sorted(FLAVORS)], [cohort], [check],
-        [_topology(gen)])))
+        [topology_object(gen, V1B2)])))
     manifest = json.loads((root / "manifest.json").read_text())
     nodes = _label_racks(root, gen)
     manifest["files"] = [jobs if e["path"] == JOBS_FILE else nodes if e["path"] == nodes["path"] else e
