@@ -55,6 +55,8 @@ class _ShapeEvidence:
 
 MAX_DEVICE_NODES = 20
 NODE_LIMIT = 20  # removed nodes named per reason in a verdict's funnel (the rest counted): -o json stays small
+# A queue's words: the queue held the pod, no node was asked, so no scheduler message is rebuilt for it.
+QUEUE_DECIDED = frozenset((words.SCHEDULING_GATED, words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY))
 
 
 def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
@@ -211,7 +213,7 @@ class Classifier:
             sched["rebuilt"] = None
             sched["comparison"] = ("the scheduler never queues a pod whose ResourceClaim or template is missing: "
                                    "no PodScheduled condition and no event are expected")
-        elif (c.nodes and target.spec is not None and not target.node_name and word != words.SCHEDULING_GATED
+        elif (c.nodes and target.spec is not None and not target.node_name and word not in QUEUE_DECIDED
               and not (case.evidence.get("queue") or {}).get("rebuilt")):  # a queue decided: no node was asked
             funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
                       else self._funnel(target.spec, "", case.claims, case.filters, me=_me(target)))

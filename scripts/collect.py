@@ -118,6 +118,7 @@ for _plural, _group, _namespaced in (
         ("workloads", KUEUE_GROUP, True), ("localqueues", KUEUE_GROUP, True),
         ("clusterqueues", KUEUE_GROUP, False), ("resourceflavors", KUEUE_GROUP, False),
         ("cohorts", KUEUE_GROUP, False), ("admissionchecks", KUEUE_GROUP, False),
+        ("topologies", KUEUE_GROUP, False),
         ("podgroups", VOLCANO_GROUP, True), ("queues", VOLCANO_GROUP, False),
         ("jobs", VOLCANO_BATCH_GROUP, True)):
     KINDS.append(Kind("%s.%s.json" % (_plural, _group), "%s.%s" % (_plural, _group), _group,

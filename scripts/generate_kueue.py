@@ -9,7 +9,10 @@ pkg/workload/admissionchecks.go):
   admission check dws-prov (a ProvisioningRequest) that its reserved workloads wait for;
 - cohort `serving` (no object): cq-serving, stopped (stopPolicy Hold); cq-sandbox in no cohort, 8 H100;
 - LocalQueues per namespace (recsys has none); a Workload per pod group, per bare gated pod, per admitted
-  and per suspended Job (suspended Jobs added to jobs.json; the admitted Jobs get the queue-name label).
+  and per suspended Job (suspended Jobs added to jobs.json; the admitted Jobs get the queue-name label);
+- topology-aware scheduling (kueue_topology.py): the GPU pools' nodes by block and rack, Topology gpu-topology,
+  flavor h100-tas naming it, cq-tas (no cohort, quota to spare) whose pod groups require one rack; their
+  QuotaReserved message is Kueue's notFitMessage for the best rack.
 The quotas are computed so each pending workload's word is the one planned: cq-train's H100 has nothing left
 (nominal + borrowingLimit all reserved) and its A100 nominal equals what is reserved.
 """
@@ -23,10 +26,12 @@ from typing import TYPE_CHECKING
 
 import bundle_objects as bo
 from analyzer.bundle.catalog import BY_NAME, KUEUE
+from analyzer.model.matching import Taint
 from bundlegen.common import GPU, TEAMS, ts
 from bundlegen.descs import sel_accel, trainer_desc
-from bundlegen.kueue import QUEUE_LABEL
+from bundlegen.kueue import QUEUE_LABEL, RACK
 from bundlegen.pools import H100
+from kueue_topology import TAS_FLAVOR, TOPOLOGY, label_racks, not_fit, snapshot_nodes, topology_object
 
 if TYPE_CHECKING:
     from bundlegen.generator import Generator
@@ -35,10 +40,11 @@ if TYPE_CHECKING:
 V1B2 = "kueue.x-k8s.io/v1beta2"
 TAINT = {"effect": "NoSchedule", "key": GPU, "value": "present"}
 FLAVORS = {"h100": ("h100-pool", "nvidia-h100-80gb", True), "a100": ("a100-pool", "nvidia-tesla-a100", True),
-           "l4": ("l4-pool", "nvidia-l4", False)}
+           "l4": ("l4-pool", "nvidia-l4", False), "h100-tas": ("h100-pool", "nvidia-h100-80gb", True)}
 TRAIN_NAMESPACES = ("ml-training", "nlp", "vision")
 LOCAL_QUEUES = [(ns, "train", "cq-train") for ns in TRAIN_NAMESPACES] + [
-    ("research", "h100-queue", "cq-research"), ("research", "sandbox", "cq-sandbox"), ("ml-inference", "serving", "cq-serving")]
+    ("research", "h100-queue", "cq-research"), ("research", "sandbox", "cq-sandbox"), ("ml-inference", "serving", "cq-serving"),
+    ("ml-training", "tas", "cq-tas")]
 BIG_CPU, BIG_MEM = 10_000_000, 100 << 40  # cpu and memory quota no workload here runs short of
 RESOURCES = ("cpu", "memory", GPU)
 JOBS_FILE = BY_NAME["jobs"].file
@@ -75,6 +81,9 @@ class KueueWorld:
         self.lq_counts: dict[tuple[str, str], dict[str, int]] = {}
         self.admitted_jobs: set[tuple[str, str]] = set()
         self.later: list[tuple[int, str, str, int]] = []  # workloads whose message needs the final quotas
+        # The nodes Kueue's TAS snapshot of h100-tas takes (Ready, schedulable, with the flavor's labels), as
+        # nodes.json says, with their taints: what another option may have done to the nodes counts.
+        self.tas_nodes: dict[str, tuple[Taint, ...]] = {}
 
     # -- workloads -------------------------------------------------------------------------------
     def _count(self, cq: str, lq: tuple[str, str], key: str) -> None:
@@ -83,7 +92,8 @@ class KueueWorld:
 
     def workload(self, *, ns: str, name: str, queue: str, owners: list[dict], pod_set: str, count: int,
                  template: dict, req: dict[str, int], t0: int, state: str, cq: str, message: str | None = None,
-                 flavor: str = "") -> None:
+                 flavor: str = "", topology: dict | None = None) -> None:
+        """`topology`: the pod set's topologyRequest; a workload refused by it is Pending, as one short of quota."""
         usage = _usage(req, count)
         status: dict = {"conditions": []}
         when = ts(max(1, t0 - 1))
@@ -114,7 +124,7 @@ class KueueWorld:
             cond("Admitted", False, "UnsatisfiedChecks", "The workload has not all checks ready")
             status["admissionChecks"] = [{"lastTransitionTime": when, "message": "", "name": "dws-prov", "state": "Pending"}]
         elif state == "pending":  # message None: written once the quotas are known
-            cond("QuotaReserved", False, "Inadmissible" if message else "Pending", message or "")
+            cond("QuotaReserved", False, "Inadmissible" if message and not topology else "Pending", message or "")
             self._count(cq, (ns, queue), "pendingWorkloads")
         conds = status["conditions"]
         conds.sort(key=lambda c: c["type"])
@@ -124,7 +134,8 @@ class KueueWorld:
                          "labels": {"kueue.x-k8s.io/job-uid": owners[0]["uid"]}, "name": name, "namespace": ns,
                          "ownerReferences": owners, "resourceVersion": self.g.rv("wl", ns, name),
                          "uid": self.g.uid("Workload", ns, name)},
-            "spec": {"active": True, "podSets": [{"count": count, "name": pod_set, "template": template}],
+            "spec": {"active": True, "podSets": [{"count": count, "name": pod_set, "template": template,
+                                                  **({"topologyRequest": topology} if topology else {})}],
                      "priority": 0, "queueName": queue},
             "status": status})
 
@@ -189,11 +200,15 @@ def build_workloads(gen: Generator, world: KueueWorld) -> list[dict]:
             state = "checks" if scenario.startswith("checks") else "pending"
             message = {"stopped": "ClusterQueue cq-serving is inactive",
                        "no-lq": f"LocalQueue {queue} doesn't exist", "checks": "", "checks-bare": ""}.get(scenario)
+            if scenario == "topology":
+                message = (f"couldn't assign flavors to pod set {pod_set}: "
+                           + not_fit(gen, world.tas_nodes, world.template(wl)["spec"], wl.shape.req, count))
             if message is None:
                 world.later.append((len(world.workloads), scenario, pod_set, count * wl.shape.req[GPU]))
             world.workload(ns=wl.ns, name=name, queue=queue, owners=[_owner("v1", "Pod", n, u) for n, u in owners],
                            pod_set=pod_set, count=count, template=world.template(wl), req=wl.shape.req,
-                           t0=wl.pods[0].t0, state=state, cq=lqs.get((wl.ns, queue), ""), message=message, flavor="h100")
+                           t0=wl.pods[0].t0, state=state, cq=lqs.get((wl.ns, queue), ""), message=message, flavor="h100",
+                           topology={"required": RACK} if scenario == "topology" else None)
     jobs = []
     shape = gen.shape("kueue/suspended", lambda: trainer_desc("Job", 8, sel_accel(H100), True, "24", "200Gi"))
     for ns, name, parallelism in getattr(gen, "kueue_suspended", ()):
@@ -223,6 +238,8 @@ def _flavor(name: str, gen: Generator) -> dict:
     spec: dict = {"nodeLabels": {"cloud.google.com/gke-accelerator": accel, "cloud.google.com/gke-nodepool": pool}}
     if tainted:
         spec["nodeTaints"] = [TAINT]
+    if name == TAS_FLAVOR:
+        spec["topologyName"] = TOPOLOGY
     return {"apiVersion": V1B2, "kind": "ResourceFlavor",
             "metadata": {"creationTimestamp": ts(120 * 86400), "finalizers": ["kueue.x-k8s.io/resource-in-use"],
                          "generation": 1, "name": name, "resourceVersion": gen.rv("rf", name), "uid": gen.uid("rf", name)},
@@ -287,9 +304,11 @@ def _queues(gen: Generator, world: KueueWorld) -> list[dict]:
     research = {"h100": {**roomy("cq-research", "h100"), GPU: (held("cq-research", "h100", GPU) + borrowed + 16, None)}}
     sandbox = {"h100": {"cpu": (1_000_000, None), "memory": (8 << 40, None), GPU: (8, None)}}
     serving = {"l4": {"cpu": (1_000_000, None), "memory": (4 << 40, None), GPU: (64, None)}}
+    tas = {TAS_FLAVOR: {"cpu": (BIG_CPU, None), "memory": (BIG_MEM, None), GPU: (1_000_000, None)}}
     return [_cluster_queue(gen, world, "cq-research", "ml", research, checks=("dws-prov",)),
             _cluster_queue(gen, world, "cq-sandbox", "", sandbox),
             _cluster_queue(gen, world, "cq-serving", "serving", serving, stopped=True),
+            _cluster_queue(gen, world, "cq-tas", "", tas),
             _cluster_queue(gen, world, "cq-train", "ml", train)]
 
 
@@ -327,8 +346,19 @@ def manifest_files(root: Path) -> list[dict]:
     return json.loads((root / "manifest.json").read_text())["files"]
 
 
+def _label_racks(root: Path, gen: Generator) -> dict:
+    """nodes.json with the block and rack labels on the GPU pools' nodes; its manifest entry."""
+    items = json.loads((root / BY_NAME["nodes"].file).read_text())["items"]
+    label_racks(items, gen)
+    old = next(e for e in manifest_files(root) if e["path"] == BY_NAME["nodes"].file)
+    entry = _write(root, "nodes", items)
+    entry["redactions"] = dict(old.get("redactions") or {})
+    return entry
+
+
 def add_kueue(root: Path, gen: Generator) -> None:
     world = KueueWorld(gen)
+    world.tas_nodes = snapshot_nodes(root)
     suspended = build_workloads(gen, world)
     doc = json.loads((root / JOBS_FILE).read_text())
     for job in doc["items"]:
@@ -357,8 +387,11 @@ def add_kueue(root: Path, gen: Generator) -> None:
         cond["message"] = _pending_message(scenario, pod_set, asked, most)
     lists = dict(zip(KUEUE, (
         sorted(world.workloads, key=lambda w: (w["metadata"]["namespace"], w["metadata"]["name"])),
-        _local_queues(gen, world), queues, [_flavor(f, gen) for f in sorted(FLAVORS)], [cohort], [check])))
+        _local_queues(gen, world), queues, [_flavor(f, gen) for f in sorted(FLAVORS)], [cohort], [check],
+        [topology_object(gen, V1B2)])))
     manifest = json.loads((root / "manifest.json").read_text())
-    manifest["files"] = [jobs if e["path"] == JOBS_FILE else e for e in manifest["files"]]
+    nodes = _label_racks(root, gen)
+    manifest["files"] = [jobs if e["path"] == JOBS_FILE else nodes if e["path"] == nodes["path"] else e
+                         for e in manifest["files"]]
     manifest["files"] += [_write(root, name, items) for name, items in lists.items()]
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -31,8 +31,11 @@ def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict
     usage = arr({"type": "object", "required": ["name"], "properties": {
         "name": NAME, "resources": arr({"type": "object", "required": ["name"],
                                         "properties": {"name": NAME, "total": quantity, "borrowed": quantity}})}})
+    topology_request = {"type": ["object", "null"], "properties": {
+        "required": STR, "preferred": STR, "unconstrained": {"type": ["boolean", "null"]}}}
     pod_set = {"type": "object", "required": ["name", "template"], "properties": {
-        "name": NAME, "count": COUNT, "minCount": {"type": ["integer", "null"]}, "template": ref("podTemplate")}}
+        "name": NAME, "count": COUNT, "minCount": {"type": ["integer", "null"]}, "template": ref("podTemplate"),
+        "topologyRequest": topology_request}}
     assignment = {"type": "object", "properties": {
         "name": STR, "flavors": STRMAP, "resourceUsage": ref("resourceList"), "count": {"type": ["integer", "null"]}}}
     check_state = {"type": "object", "required": ["name"], "properties": {
@@ -56,6 +59,7 @@ def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict
             "metadata": meta,
             "spec": {"type": "object", "properties": {
                 "cohortName": STR, "cohort": STR, "resourceGroups": groups, "stopPolicy": stop,
+                "queueingStrategy": {"enum": ["StrictFIFO", "BestEffortFIFO"]},
                 "admissionChecks": arr(STR),
                 "admissionChecksStrategy": {"type": ["object", "null"], "properties": {
                     "admissionChecks": arr({"type": "object", "required": ["name"],
@@ -65,7 +69,12 @@ def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict
         f"ResourceFlavor.{KUEUE}": {"type": "object", "required": ["metadata"], "properties": {
             "metadata": meta,
             "spec": {"type": "object", "properties": {
-                "nodeLabels": STRMAP, "nodeTaints": arr(ref("taint")), "tolerations": arr(ref("toleration"))}}}},
+                "nodeLabels": STRMAP, "nodeTaints": arr(ref("taint")), "tolerations": arr(ref("toleration")),
+                "topologyName": STR}}}},
+        f"Topology.{KUEUE}": {"type": "object", "required": ["metadata"], "properties": {
+            "metadata": meta,
+            "spec": {"type": "object", "properties": {
+                "levels": arr({"type": "object", "required": ["nodeLabel"], "properties": {"nodeLabel": NAME}})}}}},
         f"Cohort.{KUEUE}": {"type": "object", "required": ["metadata"], "properties": {
             "metadata": meta,
             "spec": {"type": "object", "properties": {"parentName": STR, "parent": STR, "resourceGroups": groups}}}},

@@ -285,6 +285,7 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
     # (tests/test_autoscalers.py), each on its recorded bundles.
     assert set(got.values()) == set(w for w in ORDER_WORDS if w in DECIDED) - {
         "no-resourceclaim", "no-deviceclass", "device-selector-mismatch", "queue-misconfigured", "queue-quota",
+        "queue-topology",  # tests/test_queue_topology.py, on the recorded Kueue bundle with a Topology added
         "scaling-up", "scale-up-blocked",
         # the volume and inter-pod words need claims and neighbours: tests/test_filters_*.py, on their recordings
         "no-volumeclaim", "volume-unbound", "volume-node-conflict", "pod-affinity", "topology-spread"}

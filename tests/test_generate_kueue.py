@@ -24,8 +24,8 @@ def test_every_queue_target_gets_its_truth_word_and_kueue_agrees(kueue_bundle):
     bundle, truth = kueue_bundle
     lines = truth.read_text().splitlines()
     words = dict(line.split("\t") for line in lines)
-    assert {"queue-quota", "queue-misconfigured", "selector-mismatch", "untolerated-taint", "scheduling-gated"} <= set(
-        words.values())
+    assert {"queue-quota", "queue-misconfigured", "selector-mismatch", "untolerated-taint", "scheduling-gated",
+            "queue-topology"} <= set(words.values())
     suspended = [k for k in words if "/job/sweep-" in k]
     assert suspended and all(words[k] == "queue-quota" for k in suspended)  # Jobs with no pods, answered per owner
     result = run_cli("analyze", bundle, "-o", "words")

@@ -156,6 +156,8 @@ CLUSTERQUEUES = _custom("clusterqueues", KUEUE_GROUP, "ClusterQueue", namespaced
 RESOURCEFLAVORS = _custom("resourceflavors", KUEUE_GROUP, "ResourceFlavor", namespaced=False, version="v1beta2")
 COHORTS = _custom("cohorts", KUEUE_GROUP, "Cohort", namespaced=False, version="v1beta2")
 ADMISSIONCHECKS = _custom("admissionchecks", KUEUE_GROUP, "AdmissionCheck", namespaced=False, version="v1beta2")
+# Topology-aware scheduling: a ResourceFlavor's spec.topologyName names one (queue-topology).
+TOPOLOGIES = _custom("topologies", KUEUE_GROUP, "Topology", namespaced=False, version="v1beta2")
 PODGROUPS = _custom("podgroups", VOLCANO_GROUP, "PodGroup", namespaced=True, version="v1beta1")
 VOLCANO_QUEUES = _custom("queues", VOLCANO_GROUP, "Queue", namespaced=False, version="v1beta1")
 VOLCANO_JOBS = _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True, version="v1alpha1")
@@ -177,7 +179,7 @@ KINDS: tuple[Kind, ...] = (
     PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, CSINODES, CSIDRIVERS, CSISTORAGECAPACITIES,
     VOLUMEATTACHMENTS,
     NODEPOOLS, NODECLAIMS, PROVISIONINGREQUESTS, CA_STATUS_CONFIGMAP,
-    WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS,
+    WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS, TOPOLOGIES,
     PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
 )
 

@@ -19,7 +19,11 @@ from analyzer.model.quantity import QuantityError
 KUEUE_GROUP_PREFIX = "kueue.x-k8s.io/"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
 STOPPED = ("Hold", "HoldAndDrain")
-WORKLOADS, LOCAL_QUEUES, CLUSTER_QUEUES, FLAVORS, COHORTS, CHECKS = KUEUE
+WORKLOADS, LOCAL_QUEUES, CLUSTER_QUEUES, FLAVORS, COHORTS, CHECKS, TOPOLOGIES = KUEUE
+# The pod set's topology request as annotations on its template (Kueue copies them to spec.podSets[].topologyRequest).
+TOPOLOGY_ANNOTATIONS = (("required", "kueue.x-k8s.io/podset-required-topology"),
+                        ("preferred", "kueue.x-k8s.io/podset-preferred-topology"),
+                        ("unconstrained", "kueue.x-k8s.io/podset-unconstrained-topology"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +57,7 @@ class ClusterQueue:
     reserved_status: dict[tuple[str, str], int]  # (flavor, resource) -> status.flavorsReservation total
     active: Condition | None
     source: str
+    strategy: str = "BestEffortFIFO"  # spec.queueingStrategy: under StrictFIFO the head blocks those behind it
 
     def group_for(self, resource: str) -> ResourceGroup | None:
         for g in self.groups:
@@ -77,6 +82,7 @@ class Flavor:
     node_labels: dict[str, str]
     taints: tuple[Taint, ...]
     tolerations: tuple[Toleration, ...]
+    topology: str = ""  # spec.topologyName: the Topology its nodes are placed by ("" without)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,6 +100,7 @@ class PodSet:
     count: int
     spec: dict  # the pod template's spec: requests, selector, affinity, tolerations
     requests: dict[str, int]  # one pod's, scheduler units
+    topology: tuple[str, str] | None = None  # (mode required / preferred / unconstrained, level node label)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +117,8 @@ class Workload:
     checks: tuple[tuple[str, str, str], ...]  # (name, state, message) of status.admissionChecks
     active: bool
     source: str
+    priority: int = 0
+    created: str = ""  # metadata.creationTimestamp (RFC 3339 sorts as text)
 
     @property
     def key(self) -> str:
@@ -136,6 +145,7 @@ class Kueue:
     flavors: dict[str, Flavor] = field(default_factory=dict)
     cohorts: dict[str, Cohort] = field(default_factory=dict)
     admission_checks: dict[str, Condition | None] = field(default_factory=dict)  # name -> its Active condition
+    topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Topology -> its levels' node labels
     missing: dict[str, str] = field(default_factory=dict)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (file, JSON path, what is wrong)
 
@@ -195,7 +205,22 @@ def _cluster_queue(item: dict, source: str) -> ClusterQueue:
     return ClusterQueue(name=item["metadata"]["name"], cohort=str(spec.get("cohortName") or spec.get("cohort") or ""),
                         groups=_groups(spec), stop_policy=str(spec.get("stopPolicy") or "None"), checks=tuple(checks),
                         reserved_status=_usage((item.get("status") or {}).get("flavorsReservation")),
-                        active=_conditions(item).get("Active"), source=source)
+                        active=_conditions(item).get("Active"), source=source,
+                        strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"))
+
+
+def _topology_request(ps: dict) -> tuple[str, str] | None:
+    """spec.podSets[].topologyRequest, or the template's annotations it is made from: (mode, level label)."""
+    request = ps.get("topologyRequest") or {}
+    annotations = ((ps.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+    for mode, annotation in TOPOLOGY_ANNOTATIONS:
+        value = request[mode] if request.get(mode) is not None else annotations.get(annotation)
+        if mode == "unconstrained":
+            if value is True or value == "true":
+                return (mode, "")
+        elif value:
+            return (mode, str(value))
+    return None
 
 
 def _workload(item: dict, source: str) -> Workload:
@@ -205,7 +230,7 @@ def _workload(item: dict, source: str) -> Workload:
         pod_spec = (ps.get("template") or {}).get("spec") or {}
         count = ps.get("count")
         pod_sets.append(PodSet(name=str(ps["name"]), count=1 if count is None else int(count), spec=pod_spec,
-                               requests=effective_requests(pod_spec)))
+                               requests=effective_requests(pod_spec), topology=_topology_request(ps)))
     admission = status.get("admission") or {}
     usage: dict[tuple[str, str], int] = {}
     assigned: dict[str, dict[str, str]] = {}
@@ -223,7 +248,8 @@ def _workload(item: dict, source: str) -> Workload:
     return Workload(namespace=meta["namespace"], name=meta["name"], queue=str(spec.get("queueName") or ""),
                     pod_sets=tuple(pod_sets), owners=owners, conditions=_conditions(item),
                     cluster_queue=str(admission.get("clusterQueue") or ""), usage=usage, assigned=assigned,
-                    checks=checks, active=spec.get("active") is not False, source=source)
+                    checks=checks, active=spec.get("active") is not False, source=source,
+                    priority=int(spec.get("priority") or 0), created=str(meta.get("creationTimestamp") or ""))
 
 
 def _read(loaded: Loaded, kind: str, kueue: Kueue, make) -> None:
@@ -263,7 +289,8 @@ def build_kueue(loaded: Loaded) -> Kueue:
         spec = item.get("spec") or {}
         taints = tuple(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"])) for t in spec.get("nodeTaints") or ())
         k.flavors[item["metadata"]["name"]] = Flavor(name=item["metadata"]["name"], node_labels=dict(spec.get("nodeLabels") or {}),
-                                                     taints=taints, tolerations=tolerations_of(spec))
+                                                     taints=taints, tolerations=tolerations_of(spec),
+                                                     topology=str(spec.get("topologyName") or ""))
 
     def cohort(item: dict, path: str) -> None:
         spec = item.get("spec") or {}
@@ -274,7 +301,11 @@ def build_kueue(loaded: Loaded) -> Kueue:
     def check(item: dict, path: str) -> None:
         k.admission_checks[item["metadata"]["name"]] = _conditions(item).get("Active")
 
+    def topology(item: dict, path: str) -> None:
+        levels = (item.get("spec") or {}).get("levels") or ()
+        k.topologies[item["metadata"]["name"]] = tuple(str(level["nodeLabel"]) for level in levels)
+
     for kind, make in ((WORKLOADS, workload), (LOCAL_QUEUES, local_queue), (CLUSTER_QUEUES, cluster_queue),
-                       (FLAVORS, flavor), (COHORTS, cohort), (CHECKS, check)):
+                       (FLAVORS, flavor), (COHORTS, cohort), (CHECKS, check), (TOPOLOGIES, topology)):
         _read(loaded, kind, k, make)
     return k

@@ -35,7 +35,8 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="7", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
     # A queue holds it (Kueue, Volcano). Every flavor ruled out by the pod's selector or tolerations gives the
     # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
-    Rule(rows="8-9, 11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
+    Rule(rows="8-11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.QUEUE_TOPOLOGY, w.SCHEDULING_GATED),
+         decide=queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
     Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),

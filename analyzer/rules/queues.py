@@ -1,10 +1,12 @@
-"""Rows 4-6 of causes.md v3 for what a queue holds (queues.md): Kueue and Volcano.
+"""The queue rows of causes.md for what a queue holds (queues.md): Kueue and Volcano.
 
-4 queue-misconfigured: the queue can never admit it (LocalQueue / ClusterQueue / Volcano Queue missing,
-  stopped, Closed, inactive, a cohort cycle, a resource no group covers);
-5 queue-quota: the flavor assigner finds no flavor with room now (too-large: not even with the queue empty);
+queue-misconfigured: the queue can never admit it (LocalQueue / ClusterQueue / Volcano Queue missing,
+  stopped, Closed, inactive (a missing flavor or Topology), a cohort cycle, a resource no group covers);
+queue-quota: the flavor assigner finds no flavor with room now (too-large: not even with the queue empty);
   every flavor ruled out by the pod's selector or tolerations answers selector-mismatch / untolerated-taint;
-6 scheduling-gated: quota reserved and admission checks pending, or a Kueue gate without Kueue's files.
+  under StrictFIFO, a workload that would fit behind a head that does not (queue_head.py);
+queue-topology: quota would admit it, no domain of the required topology level holds the pod set (queue_topology.py);
+scheduling-gated: quota reserved and admission checks pending, or a Kueue gate without Kueue's files.
 An admitted workload passes on: its pods meet the scheduler's rows. After the funnel, `gang` answers
 `exhausted` for a Volcano PodGroup whose minMember pods do not fit at once.
 Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg/cache/scheduler/clusterqueue.go
@@ -23,10 +25,15 @@ from analyzer.model.queues import (
     CHECKS,
     COHORTS,
     KUEUE_GROUP_PREFIX,
+    TOPOLOGIES,
+    ClusterQueue,
     Workload,
 )
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.queue_flavors import PodSetOutcome, assign
+from analyzer.rules import queue_prose  # noqa: F401  (registers how the queue evidence reads)
+from analyzer.rules.queue_head import head_of_line
+from analyzer.rules.queue_topology import missing_topologies, topology_refusal
 from analyzer.rules.queue_volcano import gang, volcano_decide
 
 MAX_HOLDERS = 20
@@ -57,7 +64,7 @@ def decide(case: Case) -> Decision | None:
     if not held:
         return None
     k = world.kueue
-    needed = [kind for kind in k.missing if kind not in (COHORTS, CHECKS)]
+    needed = [kind for kind in k.missing if kind not in (COHORTS, CHECKS, TOPOLOGIES)]
     if needed:
         if not _gated(case.spec) and t.kind == "Pod":
             return None  # a queue-name label without the gate: Kueue does not hold it
@@ -91,6 +98,14 @@ def decide(case: Case) -> Decision | None:
     missing_checks = [c for c, _ in cq.checks if c not in k.admission_checks]
     if missing_checks and CHECKS not in k.missing:
         problems.append("references missing AdmissionCheck(s): " + ",".join(missing_checks))
+    places_by_topology = any(f in k.flavors and k.flavors[f].topology for f in cq.flavor_names())
+    if places_by_topology and TOPOLOGIES in k.missing and not problems:
+        case.evidence["missing"] = [f"{TOPOLOGIES}.json"]
+        return Decision(word=words.SCHEDULING_GATED,
+                        reason=f"held by Kueue, and ClusterQueue {cq.name} places by topology, but the bundle lacks "
+                               f"Kueue's Topologies: {k.missing[TOPOLOGIES]}")
+    if TOPOLOGIES not in k.missing:
+        problems.extend(missing_topologies(cq, world))
     if problems:
         ev["clusterQueue_said"] = cq.active.message if cq.active else None
         return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.")
@@ -112,14 +127,33 @@ def decide(case: Case) -> Decision | None:
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"quota reserved in ClusterQueue {w.cluster_queue or cq.name}; waiting for admission "
                                f"check(s) " + ", ".join(f"{n} ({s or 'Pending'})" for n, s, _ in pending or w.checks))
+    outcomes = _assigned(w, cq, world)
+    failed = next((o for o in outcomes if o.failed), None)
+    if failed is not None:
+        return _quota_decision(ev, failed, world)
+
+    def fails(other: Workload) -> str | None:
+        theirs = _assigned(other, cq, world)
+        short = next((o for o in theirs if o.failed), None)
+        if short is not None:
+            return short.message()
+        said: dict = {}
+        refused = topology_refusal(other, theirs, world, case.cluster, cq.name, said, {})
+        return None if refused is None else said["rebuilt"]
+
+    decision = (head_of_line(w, cq, world, fails, case.evidence)
+                or topology_refusal(w, outcomes, world, case.cluster, cq.name, ev, case.evidence))
+    if decision is not None:
+        return decision
+    ev["rebuilt"] = None
+    return None  # by the bundle the queue would admit it now: Kueue has not yet; later rows judge it
+
+
+def _assigned(w: Workload, cq: ClusterQueue, world: QueueWorld) -> list[PodSetOutcome]:
     key = (w.key, cq.name)
     if key not in world.memo:  # every pod of a group asks the same of the same queue
-        world.memo[key] = next((o for o in assign(w, cq, k.flavors, world.tree) if o.failed), None)
-    failed = world.memo[key]
-    if failed is None:
-        ev["rebuilt"] = None
-        return None  # by the bundle the queue would admit it now: Kueue has not yet; later rows judge it
-    return _quota_decision(ev, failed, world)
+        world.memo[key] = assign(w, cq, world.kueue.flavors, world.tree)
+    return world.memo[key]
 
 
 def _misconfigured(ev: dict, rebuilt: str) -> Decision:

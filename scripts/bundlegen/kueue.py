@@ -10,6 +10,8 @@ scheduler messages stay as they are. Each group is built so that exactly one wor
   selector    cq-train, pods selecting L4 nodes (no flavor of the queue has them): selector-mismatch
   taint       cq-train, pods without the nvidia.com/gpu toleration (both flavors tainted): untolerated-taint
   checks      cq-research, quota reserved, admission check dws-prov pending: scheduling-gated
+  topology    cq-tas (flavor h100-tas, Topology gpu-topology over the GPU pools' nodes, racks of RACK_SIZE nodes),
+              more 8-GPU pods than a rack has nodes, required in one rack: queue-topology
 The older bare gated pods (queue `h100-queue` in research) join cq-research's pending checks. Suspended Jobs
 (no pods) wait in cq-train: queue-quota, answered per owner.
 """
@@ -26,6 +28,10 @@ ADMISSION_GATE = "kueue.x-k8s.io/admission"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+BLOCK, RACK = "cloud.provider.com/topology-block", "cloud.provider.com/topology-rack"
+RACK_SIZE, RACKS_PER_BLOCK = 8, 4  # nodes per rack: a group of more 8-GPU pods than that fits in no rack
 KUEUE_SHARE = 0.2
 
 # scenario -> (weight, namespaces, LocalQueue, the word, pods per group (lo, hi))
@@ -37,6 +43,7 @@ SCENARIOS = {
     "selector": (2, ("nlp",), "train", "selector-mismatch", (1, 3)),
     "taint": (2, ("vision",), "train", "untolerated-taint", (1, 3)),
     "checks": (3, ("research",), "h100-queue", "scheduling-gated", (1, 4)),
+    "topology": (2, ("ml-training",), "tas", "queue-topology", (RACK_SIZE + 1, RACK_SIZE + 4)),
 }
 
 
@@ -48,6 +55,9 @@ def _desc(scenario: str, queue: str) -> dict:
         d = trainer_desc(None, 4, {**sel_accel(L4), **sel_pool("l4-pool")}, True, "16", "96Gi", **gate)
     elif scenario == "taint":
         d = trainer_desc(None, 4, None, False, "16", "96Gi", **gate)
+    elif scenario == "topology":
+        d = trainer_desc(None, 8, sel_accel(H100), True, "24", "200Gi", gates=[ADMISSION_GATE, TOPOLOGY_GATE])
+        d["annotations"] = {**(d.get("annotations") or {}), REQUIRED_TOPOLOGY: RACK}
     else:
         d = trainer_desc(None, 8, sel_accel(H100), True, "24", "200Gi", **gate)
     d["labels"] = {**d["labels"], QUEUE_LABEL: queue, GROUP_LABEL: P("app"), "kueue.x-k8s.io/managed": "true"}
@@ -75,7 +85,7 @@ class KueuePods:
             scenario = rng.choices(names, weights)[0] if made else "quota"
             _, namespaces, queue, word, (lo, hi) = SCENARIOS[scenario]
             count = min(budget - made, rng.randint(lo, hi))
-            if scenario == "too-large" and count < 2:
+            if scenario == "too-large" and count < 2 or scenario == "topology" and count <= RACK_SIZE:
                 scenario, (_, namespaces, queue, word, _) = "quota", SCENARIOS["quota"]
             ns = rng.choice(namespaces)
             shape = self.shape(f"kueue/{scenario}", lambda s=scenario, q=queue: _desc(s, q))
