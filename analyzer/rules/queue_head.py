@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from analyzer import words
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.queues import ClusterQueue, Workload
 from analyzer.rules.case import Decision

@@ -3,7 +3,7 @@ controller said, the message rebuilt from the queue's objects beside it, and the
 
 from __future__ import annotations
 
-from analyzer.evidence import prose
+from analyzer import prose
 
 __all__: list[str] = []
 

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from analyzer import words
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.model.quantity import format_units
 from analyzer.model.queue_topology import Domain, FlavorTopology, Placement, Ranking, rank, snapshot
 from analyzer.model.queue_world import QueueWorld
