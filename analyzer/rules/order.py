@@ -42,7 +42,7 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
-                                                 ((w.CORDONED, s.word) if s.name == "taints" else
+                                                 ((w.CORDONED, w.NODE_UNHEALTHY, s.word) if s.name == "taints" else
                                                   (w.RESOURCE_NAME_MISMATCH, s.word) if s.name == "advertised" else
                                                   (s.word,)))),
          decide=funnel.decide),
