@@ -38,7 +38,8 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="8-9, 11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
-    Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
+    Rule(rows="13-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NUMA_UNALIGNED, w.NODE_RUNTIME, w.NODE_SIDE),
+         decide=node_start.decide),
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
