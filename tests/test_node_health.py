@@ -131,3 +131,14 @@ def test_nodes_command_says_which_nodes_are_unhealthy_and_why(tmp_path):
     rows = {r["node"]: r for r in json.loads(run_cli("nodes", root, "-o", "json", check=True).stdout)["rows"]}
     assert "unhealthy" in rows["gpu-a"]["states"] and "unhealthy" not in rows["gpu-b"]["states"]
     assert any("DiskPressure=True" in c for c in rows["gpu-a"]["conditions"])
+
+
+def test_a_hostile_condition_message_is_clipped_in_the_reason_and_kept_whole_in_the_evidence(tmp_path):
+    node = under(gpu_node("gpu-a"), "DiskPressure")
+    for c in node["status"]["conditions"]:
+        if c["type"] == "DiskPressure":
+            c["message"] = "x" * 100_000
+    root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=[node])
+    v = verdict(root, "lab/trainer-0")
+    assert v.word == "node-unhealthy" and len(v.reason) < 2_000
+    assert v.evidence["unhealthy_nodes"][0]["conditions"][0]["message"] == "x" * 100_000

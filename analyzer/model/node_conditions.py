@@ -26,6 +26,7 @@ CONDITION_TAINTS: dict[str, str] = {
     "node.kubernetes.io/network-unavailable": "NetworkUnavailable",
     OUT_OF_SERVICE: "",
 }
+SAID = 500  # characters of a condition's message in a sentence (the kubelet's are one line; a hostile one is not)
 # A condition is adverse when its status is this one ("Ready" the other way round: anything but True).
 _ADVERSE_WHEN_TRUE = frozenset({"MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"})
 
@@ -43,7 +44,8 @@ class NodeConditionSeen:
     def says(self) -> str:
         """`MemoryPressure=True since 2026-12-01T10:00:00Z (KubeletHasInsufficientMemory: "…")`."""
         since = f" since {self.since}" if self.since else " (since when: no lastTransitionTime)"
-        why = ": ".join(x for x in (self.reason, f'"{self.message}"' if self.message else "") if x)
+        message = self.message if len(self.message) <= SAID else self.message[:SAID] + "…"  # as_data keeps it whole
+        why = ": ".join(x for x in (self.reason, f'"{message}"' if message else "") if x)
         return f"{self.type}={self.status or '?'}{since}" + (f" ({why})" if why else "")
 
     def as_data(self) -> dict:

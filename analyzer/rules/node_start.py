@@ -205,8 +205,14 @@ def _failed_start(case: Case, states: list[dict], events: list[PodEvent]) -> Dec
     part = "terminated" if (row.get("terminated") or {}).get("reason") in ns.START_ERROR else "last_terminated"
     _cross_check(case, events, ("Failed",) + ns.RUNTIME_EVENTS)
     code = (row.get(part) or {}).get("exitCode")
+    replaced = _replacement(case.target, case.cluster.newest_pod)  # a Job's next pod is a target of its own
+    tail = ""
+    if replaced is not None:
+        case.evidence["replaced_by"] = replaced
+        tail = f"; replaced by {replaced['pod']} ({replaced['phase'] or 'no phase'})"
     return Decision(word=words.NODE_RUNTIME, reason=f"on {case.target.node_name} no container could start and the pod "
-                    f"ended Failed (restartPolicy Never): {_quote(row, part)}" + (f" (exit code {code})" if code is not None else ""))
+                    f"ended Failed (restartPolicy Never): {_quote(row, part)}"
+                    + (f" (exit code {code})" if code is not None else "") + tail)
 
 
 def _started(states: list[dict]) -> bool:
