@@ -219,7 +219,13 @@ def add_node_side(root: Path, seed: int) -> dict[str, str]:
                  "metadata": {"creationTimestamp": CLOCK, "labels": {"kubernetes.io/metadata.name": NS}, "name": NS,
                               "resourceVersion": "1", "uid": _uid(s, "namespace", NS)},
                  "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
-    added = {"nodes.json": new_nodes, "pods.json": pods, "events.json": events, "namespaces.json": [namespace]}
+    append_to_bundle(root, {"nodes.json": new_nodes, "pods.json": pods, "events.json": events,
+                            "namespaces.json": [namespace]})
+    return truth
+
+
+def append_to_bundle(root: Path, added: dict[str, list[dict]]) -> None:
+    """Append items to the bundle's List files in place, and reseal manifest.json (sizes, sha256, item counts)."""
     for file, items in added.items():
         _append_items(root / file, items)
     manifest_path = root / "manifest.json"
@@ -230,4 +236,3 @@ def add_node_side(root: Path, seed: int) -> dict[str, str]:
             e["bytes"], e["sha256"] = len(data), hashlib.sha256(data).hexdigest()
             e["items"] += len(added[e["path"]])
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return truth

@@ -11,6 +11,7 @@ import pytest
 
 from analyzer.rules.order import DECIDED
 from helpers import LAB, REPO, SCHEMAS
+from test_node_health import under
 from conftest import (LAB_ATTEMPT_WORDS, LAB_MANIFESTS, LAB_WORDS, ORDER_WORDS, analyse_dir, funnel_table,
                       bound_pod, cli_words, copy_lab, cordon, failed_scheduling_event, gpu_node, gpu_pod, lab_items,
                       lab_node, make_bundle, run_cli, set_message, verdict, words_of)
@@ -203,6 +204,7 @@ def _one_pod_per_word(tmp_path):
         lab_node("gpu-ok"), lab_node("gpu-noplugin"), lab_node("gpu-alloczero"), lab_node("gpu-tainted"),
         cordon(gpu_node("gpu-maint", labels={"pool": "maint"})),
         gpu_node("gpu-free", labels={"pool": "free"}),
+        under(gpu_node("gpu-sick", labels={"pool": "sick"}), "MemoryPressure"),  # node-unhealthy
     ]
     pods = [
         bound_pod("filler-a", "gpu-ok", gpus=4),
@@ -227,7 +229,13 @@ def _one_pod_per_word(tmp_path):
                  "driver not loaded: unknown"),
         # row 16: the only node it selects advertises the GPUs as nvidia.com/gpu.shared (time-slicing, renamed)
         gpu_pod("want-name-mismatch", node_selector={"kubernetes.io/hostname": "gpu-shared"}),
+        gpu_pod("want-node-unhealthy", node_selector={"pool": "sick"}),
+        # the kubelet's Topology Manager refused it (pkg/kubelet/cm/topologymanager), before any container ran
+        bound_pod("want-numa", "gpu-free", gpus=1, phase="Failed"),
     ]
+    pods[-1]["status"].update(reason="TopologyAffinityError",
+                              message="Pod was rejected: Resources cannot be allocated with Topology locality")
+    del pods[-1]["status"]["containerStatuses"]  # rejected at admission: no container was ever created
     shared = gpu_node("gpu-shared", gpus="0", labels={"pool": "shared", "nvidia.com/gpu.sharing-strategy": "time-slicing",
                                                       "nvidia.com/gpu.replicas": "4"})
     for part in ("capacity", "allocatable"):
@@ -278,6 +286,8 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "lab/want-volume-mount": "volume-mount",
         "lab/want-node-runtime": "node-runtime",
         "lab/want-name-mismatch": "resource-name-mismatch",
+        "lab/want-node-unhealthy": "node-unhealthy",
+        "lab/want-numa": "numa-unaligned",
     }
     assert got == expected
     # The claim words need the DRA files: tests/test_dra_rules.py covers them on the recorded DRA bundles; the queue

@@ -27,6 +27,7 @@ from analyzer.model.nominated import Nominated
 from analyzer.model.placement import NominatedRow
 from analyzer.model.podspec import priority_of
 from analyzer.model.nodes import NodeView
+from analyzer.model.node_conditions import NodeConditionSeen
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar
 from analyzer.rules.checks import PodFacts, check_policy
@@ -36,10 +37,16 @@ GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (row 16): the checks go node by node
 KEYS = {"pool": ["a", "b", "c"], "gpu": ["h100", "a100"], "tier": ["1", "2", "10", "x"]}
 ZONES = ["z1", "z2", "z3"]
+# Condition taints (node-unhealthy) beside user taints: the stage's word depends on which kinds remain.
 TAINTS = [Taint(GPU, "present", "NoSchedule"), Taint("dedicated", "ml", "NoExecute"), Taint("soft", "1", "PreferNoSchedule"),
-          Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]
+          Taint("node.kubernetes.io/unschedulable", "", "NoSchedule"), Taint("node.kubernetes.io/memory-pressure", "", "NoSchedule"),
+          Taint("node.kubernetes.io/not-ready", "", "NoSchedule"), Taint("node.kubernetes.io/not-ready", "", "NoExecute")]
 TOLERATIONS = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}, {"key": "dedicated", "operator": "Equal", "value": "ml"},
-               {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"}]
+               {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists"},
+               {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+CONDITIONS = (NodeConditionSeen(type="MemoryPressure", status="True", reason="KubeletHasInsufficientMemory",
+                                message="kubelet has insufficient memory available", since="2026-11-29T18:02:41Z"),
+              NodeConditionSeen(type="Ready", status="False", reason="KubeletNotReady", message="", since=""))
 AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8],
            SHARED: [0, 10]}
 HUGE = 10**20  # beyond int64: the columns step aside
@@ -60,8 +67,10 @@ def nodes(draw) -> list[NodeView]:
         if draw(st.integers(0, 30)) == 0:
             capacity["memory"] = allocatable["memory"] = HUGE
         taints = tuple(t for t in TAINTS if draw(st.integers(0, 3)) == 0)
+        # The conditions behind condition taints, present or not (a taint may outlive its condition).
+        conditions = tuple(CONDITIONS[: draw(st.integers(0, len(CONDITIONS)))])
         out.append(NodeView(name=f"n{i}", index=i, labels=labels, unschedulable=draw(st.integers(0, 4)) == 0,
-                            taints=taints, capacity=capacity, allocatable=allocatable))
+                            taints=taints, capacity=capacity, allocatable=allocatable, conditions=conditions))
     return out
 
 

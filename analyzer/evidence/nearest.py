@@ -21,13 +21,14 @@ from analyzer.rules.checks import (PodFacts, check_advertised, check_allocatable
                                    holders_on, shortages)
 from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
+from analyzer.rules.node_health import condition_taints
 from analyzer.rules.reason import Check, Reason, removed_positions
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 # Which one change is nearest to running: load first, then policy, health and neighbours, what a node has, and
 # selection.
 _ORDER = {Check.FIT: 0, Check.DEVICES: 0, Check.HOST_PORT: 0, Check.RWOP: 0, Check.VOLUME_LIMIT: 0,
-          Check.TAINT: 1, Check.CORDON: 1, Check.DEVICE_TAINT: 1,
+          Check.TAINT: 1, Check.CORDON: 1, Check.CONDITION: 1, Check.DEVICE_TAINT: 1,
           Check.ZERO_ALLOCATABLE: 2, Check.POD_AFFINITY: 2, Check.TOPOLOGY_SPREAD: 2,
           Check.NOT_ADVERTISED: 3, Check.OTHER_NAME: 3, Check.NO_DEVICES: 3,
           Check.DEVICE_SELECTORS: 4, Check.DEVICE_CONSTRAINTS: 4, Check.VOLUME_TOPOLOGY: 4, Check.VOLUME_ZONE: 4,
@@ -86,7 +87,10 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
         explained.update(pod.extended)
     for check in (check_device_selectors, check_policy):
         reason = check(pod, node, cluster)
-        if reason is not None:
+        if reason is not None and reason.check is Check.CONDITION:  # node-unhealthy: name the condition
+            found.append(Reason(check=reason.check, text="only the node's condition: "
+                                + ", ".join(condition_taints(pod, node)) + " (repair the node; a toleration is not the fix)"))
+        elif reason is not None:
             text = reason.text.removeprefix("untolerated ")  # "only the taint k=v:NoSchedule"
             found.append(Reason(check=reason.check, text=f"only the {text}" if reason.check in (Check.TAINT, Check.CORDON)
                                 else f"only: {text}"))

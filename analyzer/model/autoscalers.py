@@ -9,7 +9,13 @@ Texts and fields, as the components write them:
   {cloudProviderTarget, minSize, maxSize, nodeCounts}, scaleUp {status, backoffInfo}).
 - Karpenter v1.14: `Nominated` ("Pod should schedule on: nodeclaim/<name>") and `FailedScheduling`
   ("Failed to schedule pod, <err>") from karpenter (pkg/controllers/provisioning/scheduling/events.go);
-  NodeClaim conditions Launched, Registered, Initialized (pkg/controllers/nodeclaim/lifecycle/*.go).
+  NodeClaim conditions Launched, Registered, Initialized (pkg/controllers/nodeclaim/lifecycle/*.go). A launch that
+  failed (lifecycle/launch.go): on insufficient capacity (a cloud quota counts) a Warning `InsufficientCapacityError`
+  event on the NodeClaim, "NodeClaim <name> event: <cloud error>" (lifecycle/events.go), and the NodeClaim deleted;
+  any other error leaves `Launched` Unknown with the error's reason (`LaunchFailed`, or the cloud's own) and message.
+- cluster-autoscaler's failed scale-ups on its status ConfigMap: `ScaleUpFailed` (above) and `FailedToScaleUpGroup`
+  "Scale-up failed for group %s: %v" (core/scaleup/orchestrator/executor.go); GKE's managed autoscaler writes
+  `FailedScaleUp` on the pod itself.
 - ProvisioningRequest (autoscaling.x-k8s.io/v1): conditions Accepted, Provisioned, Failed; a pod names the one it
   consumes by annotation (cluster-autoscaler apis/provisioningrequest, Kueue's provisioning admission check).
 """
@@ -29,7 +35,12 @@ from analyzer.model.safe_yaml import NotYaml, UnsafeYaml, load_all
 AUTOSCALERS = NOT_SCHEDULERS
 KARPENTER, CA = AUTOSCALERS
 # The events read here (FailedScheduling is kept for the scheduler already; Karpenter writes it too).
-EVENT_REASONS: tuple[str, ...] = ("TriggeredScaleUp", "NotTriggerScaleUp", "Nominated", "ScaleUpFailed")
+EVENT_REASONS: tuple[str, ...] = ("TriggeredScaleUp", "NotTriggerScaleUp", "Nominated", "ScaleUpFailed",
+                                  "FailedToScaleUpGroup", "FailedScaleUp", "InsufficientCapacityError")
+GROUP_FAILURES = ("ScaleUpFailed", "FailedToScaleUpGroup")  # cluster-autoscaler's, on its status ConfigMap
+# A new NodeClaim's Launched condition before its first launch attempt says Unknown with no reason, or the status
+# library's initial one; any other reason on Launched Unknown is a launch error (lifecycle/launch.go).
+_NOT_YET_LAUNCHED = frozenset({"", "AwaitingReconciliation"})
 MAX_STATUS_BYTES = 1 << 20  # a ConfigMap's data cannot exceed 1 MiB (the API server's limit)
 
 
@@ -124,8 +135,12 @@ class NodeClaim:
         return c is not None and c.status == status
 
     @property
-    def launch_failed(self) -> bool:
-        return self._is("Launched", "False")
+    def launch_failed(self) -> Condition | None:
+        """Launched False (a cloud provider's own), or Unknown with an error's reason: the node did not come."""
+        c = self.conditions.get("Launched")
+        if c is None or c.status == "True":
+            return None
+        return c if c.status == "False" or c.reason not in _NOT_YET_LAUNCHED else None
 
     @property
     def arrived(self) -> bool:
@@ -161,7 +176,7 @@ class ProvisioningRequest:
 class Autoscalers:
     said: dict[tuple[str, str], tuple[Said, ...]]  # per pod, oldest first
     scheduler_failed: dict[tuple[str, str], str]  # per pod, its latest FailedScheduling from a scheduler
-    group_events: tuple[Said, ...]  # ScaleUpFailed on the status ConfigMap, oldest first
+    group_events: tuple[Said, ...]  # ScaleUpFailed / FailedToScaleUpGroup on the status ConfigMap, oldest first
     ca: CaStatus | None
     nodepools: dict[str, NodePool] | None  # None: not in the bundle (not served, not collected)
     nodeclaims: dict[str, NodeClaim] | None
@@ -169,6 +184,8 @@ class Autoscalers:
     collected: str | None  # the bundle's collection time (manifest.json), normalised
     present: tuple[str, ...]  # the autoscalers the bundle shows
     findings: list[Violation] = field(default_factory=list)
+    # Karpenter's InsufficientCapacityError events per NodeClaim name, oldest first (the NodeClaim itself is deleted)
+    claim_events: dict[str, tuple[Said, ...]] = field(default_factory=dict)
 
 
 def _int(value: object) -> int | None:
@@ -254,14 +271,15 @@ def _ca_status(loaded: Loaded, findings: list[Violation]) -> CaStatus | None:
     return None
 
 
-def _events(loaded: Loaded) -> tuple[dict, dict, list[Said], set[str]]:
+def _events(loaded: Loaded) -> tuple[dict, dict, list[Said], set[str], dict[str, tuple[Said, ...]]]:
     doc = loaded.documents.get("events")
     said: dict[tuple[str, str], list[tuple[str, int, Said]]] = {}
     failed: dict[tuple[str, str], str] = {}
     group_events: list[tuple[str, int, Said]] = []
+    claim_events: dict[str, list[tuple[str, int, Said]]] = {}
     seen: set[str] = set()
     if doc is None:
-        return {}, {}, [], seen
+        return {}, {}, [], seen, {}
     for i, e in doc.valid_items():
         io = _dict(e.get("involvedObject"))
         component, reason, t = component_of(e), e.get("reason"), event_time(e)
@@ -278,10 +296,13 @@ def _events(loaded: Loaded) -> tuple[dict, dict, list[Said], set[str]]:
                  source=f"{doc.file} {doc.item_path(i)}")
         if io.get("kind") == "Pod":
             said.setdefault(key, []).append((t, i, s))
-        elif reason == "ScaleUpFailed":
+        elif reason in GROUP_FAILURES:
             group_events.append((t, i, s))
+        elif reason == "InsufficientCapacityError" and io.get("kind") == "NodeClaim":
+            claim_events.setdefault(key[1], []).append((t, i, s))
     ordered = {k: tuple(s for _, _, s in sorted(v)) for k, v in said.items()}
-    return ordered, failed, [s for _, _, s in sorted(group_events)], seen
+    claims = {k: tuple(s for _, _, s in sorted(v)) for k, v in claim_events.items()}
+    return ordered, failed, [s for _, _, s in sorted(group_events)], seen, claims
 
 
 def _collected(loaded: Loaded) -> str | None:
@@ -295,7 +316,7 @@ def _collected(loaded: Loaded) -> str | None:
 
 def build_autoscalers(loaded: Loaded) -> Autoscalers:
     findings: list[Violation] = []
-    said, failed, group_events, seen = _events(loaded)
+    said, failed, group_events, seen, claim_events = _events(loaded)
     ca = _ca_status(loaded, findings)
     pools = claims = reqs = None
     if (doc := loaded.documents.get("nodepools.karpenter.sh")) is not None:
@@ -329,7 +350,7 @@ def build_autoscalers(loaded: Loaded) -> Autoscalers:
                or (c == KARPENTER and (pools or claims))]
     return Autoscalers(said=said, scheduler_failed=failed, group_events=tuple(group_events), ca=ca, nodepools=pools,
                        nodeclaims=claims, provreqs=reqs, collected=_collected(loaded), present=tuple(present),
-                       findings=findings)
+                       findings=findings, claim_events=claim_events)
 
 
 def seconds_between(earlier: str, later: str) -> int | None:

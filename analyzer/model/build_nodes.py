@@ -7,6 +7,7 @@ from analyzer.bundle.catalog import NODES
 from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.matching import taints_of
+from analyzer.model.node_conditions import adverse_conditions
 from analyzer.model.nodes import InvalidNode, NodeView, ready_of
 from analyzer.model.quantity import QuantityError
 from analyzer.model.views import Findings
@@ -42,7 +43,8 @@ def build_nodes(loaded: Loaded, findings: Findings) -> tuple[list[NodeView] | No
         try:
             node = NodeView(name=name, index=i, labels=meta.get("labels") or {}, unschedulable=bool(spec.get("unschedulable")),
                             taints=taints_of(item), capacity=_units(status.get("capacity")),
-                            allocatable=_units(status.get("allocatable")), ready=ready_of(status))
+                            allocatable=_units(status.get("allocatable")), ready=ready_of(status),
+                            conditions=adverse_conditions(status))
         except QuantityError as exc:
             invalid[i] = findings.add(doc.file, [(f"{path}.status", "quantities the scheduler can use", str(exc))])
             continue

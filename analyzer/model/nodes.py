@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer.model.matching import Taint
+from analyzer.model.node_conditions import NodeConditionSeen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,6 +21,7 @@ class NodeView:
     capacity: dict[str, int]
     allocatable: dict[str, int]
     ready: bool | None = None  # the Ready condition ("False" and "Unknown", a lost node, are both not ready)
+    conditions: tuple[NodeConditionSeen, ...] = ()  # its adverse conditions (model/node_conditions.py)
 
 
 def ready_of(status: dict) -> bool | None:

@@ -20,7 +20,11 @@ ADMISSION_REASONS: frozenset[str] = frozenset({
     "PodOSSelectorNodeLabelDoesNotMatch", "PodOSNotSupported", "InitContainerRestartPolicyForbidden",
     "SupplementalGroupsPolicyNotSupported", "NodeAffinity", "NodeName", "NodePorts", "TaintToleration",
     "SysctlForbidden", "NodeShutdown",
+    "TopologyAffinityError",
 })
+# pkg/kubelet/cm/topologymanager/topology_manager.go ErrorTopologyAffinity; its error text is
+# "Resources cannot be allocated with Topology locality" (kubelet.rejectPod: "Pod was rejected: <text>").
+TOPOLOGY_AFFINITY = "TopologyAffinityError"
 OUT_OF = "OutOf"  # predicate.go InsufficientResourcePrefix: OutOfcpu, OutOfnvidia.com/gpu, ...
 
 # Container waiting reasons (images/types.go, kuberuntime).
@@ -87,6 +91,15 @@ def kubelet_rejected(status: dict) -> bool:
     return status.get("phase") == "Failed" and is_admission_reason(status.get("reason")) and not ever_ran(status)
 
 
+def failed_start(status: dict, restart_policy: object) -> bool:
+    """Ended Failed under restartPolicy Never because no container could start: a container terminated with
+    StartError / ContainerCannotRun (kuberuntime: the runtime refused it, exit 128) and none ever ran. A pod that
+    ran and then failed is not one that will not start."""
+    if status.get("phase") != "Failed" or restart_policy != "Never" or ever_ran(status):
+        return False
+    return any(t.get("reason") in START_ERROR for cs in container_statuses(status) for t in _terminated(cs))
+
+
 def never_started(status: dict) -> bool:
     """Phase Running only because every container is restarting after failing to start (kubelet getPhase counts a
     waiting container with a last termination as stopped; restartPolicy Always then says Running): no container
@@ -102,8 +115,11 @@ def never_started(status: dict) -> bool:
     return bool(statuses) and not ever_ran(status) and any(_terminated(cs) for cs in statuses)
 
 
-def is_bound_target(node: str, status: dict) -> bool:
-    """Beyond Pending and unbound pods: a bound pod the kubelet rejected, or one whose containers never started."""
+def is_bound_target(node: str, status: dict, restart_policy: object = None) -> bool:
+    """Beyond Pending and unbound pods: a bound pod the kubelet rejected, one whose containers never started, or
+    one that ended Failed because none could start (causes.md, targets)."""
     if not node:
         return False
-    return never_started(status) if status.get("phase") == "Running" else kubelet_rejected(status)
+    if status.get("phase") == "Running":
+        return never_started(status)
+    return kubelet_rejected(status) or failed_start(status, restart_policy)

@@ -83,7 +83,7 @@ _Bulk = tuple[list[str], list[str], dict[str, dict[str, int]], dict[str, list[tu
               list[tuple[str, str, str, int, tuple[str, ...], _Ports, bytes]], list[dict[str, str]], list[bytes],
               dict[str, tuple[str, str, str, str]], list[tuple[str, str, str, int, dict[str, int], _Ports]]]
 
-_MAYBE_BOUND_TARGET = ("Running", "Failed")  # pod_status.is_bound_target: never started, or rejected by the kubelet
+_MAYBE_BOUND_TARGET = ("Running", "Failed")  # pod_status.is_bound_target: never started, rejected, or failed to start
 
 
 class PodsIndex:
@@ -156,7 +156,7 @@ class PodsIndex:
             # Asked of every running pod: the first container having started settles it without a call.
             if not (phase == "Running" and isinstance(first, list) and first and isinstance(first[0], dict)
                     and first[0].get("started") is True):
-                is_target = is_bound_target(node, status)
+                is_target = is_bound_target(node, status, spec.get("restartPolicy"))
         created = meta.get("creationTimestamp") or ""
         refs = meta.get("ownerReferences")
         if refs:  # asked of every pod: the owner's uid as the key, the tuple made only for a newer pod

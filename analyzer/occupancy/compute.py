@@ -33,7 +33,7 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.matching import untolerated
 from analyzer.model.gpu_labels import mig_unsettled, sharing_of, siblings
 from analyzer.occupancy.order import sort_rows
-from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED,
+from analyzer.occupancy.records import (ALLOCATABLE_ZERO, CORDONED, FREE, FULL, NO_PLUGIN, NO_POOL, NOT_READY, OVERCOMMITTED, UNHEALTHY,
                                         TAINTED, USAGE_UNKNOWN, Holder, Occupancy, PodUse, PoolTotal,
                                         ResourceRow)
 
@@ -133,6 +133,8 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
             states: list[str] = []
             if node.ready is False:
                 states.append(NOT_READY)
+            if node.conditions:
+                states.append(UNHEALTHY)
             if not capacity:
                 states.append(NO_PLUGIN)
             elif not allocatable:
@@ -154,7 +156,8 @@ def compute(nodes: Iterable[NodeView], pods: Iterable[PodUse], config: Accelerat
                                     allocatable=allocatable, used=used, free=free, holders=tuple(held),
                                     states=tuple(states), taints=blocking, wanting=waiting,
                                     behind_taint=behind, tolerating=tolerating,
-                                    sharing=sharing_of(resource, node.labels).detail, mig_state=mig_unsettled(node.labels)))
+                                    sharing=sharing_of(resource, node.labels).detail, mig_state=mig_unsettled(node.labels),
+                                    conditions=tuple(c.says() for c in node.conditions)))
     placed: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         placed[row.resource].update(row.wanting)

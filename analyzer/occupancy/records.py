@@ -14,6 +14,7 @@ from analyzer.model.matching import Toleration
 
 # Node states, most severe first. A row carries every state that applies, in this order.
 NOT_READY = "not-ready"
+UNHEALTHY = "unhealthy"              # an adverse node condition (pressure, NotReady): named in `conditions`
 NO_PLUGIN = "no-plugin"            # looks like a GPU node (labels) but the resource is absent or capacity 0
 ALLOCATABLE_ZERO = "allocatable-zero"  # capacity N > 0, allocatable 0 (device plugin unhealthy)
 CORDONED = "cordoned"
@@ -23,7 +24,7 @@ USAGE_UNKNOWN = "usage-unknown"    # a pod bound here could not be read: used is
 FULL = "full"                      # allocatable > 0 and nothing free
 FREE = "free"                      # something free, nothing above applies
 # States that make a node's free units unusable for an ordinary pod (a taint may be tolerated, so it is not here).
-BROKEN: frozenset[str] = frozenset({NOT_READY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
+BROKEN: frozenset[str] = frozenset({NOT_READY, UNHEALTHY, NO_PLUGIN, ALLOCATABLE_ZERO, CORDONED, OVERCOMMITTED, USAGE_UNKNOWN})
 
 NO_POOL = "-"
 
@@ -85,6 +86,7 @@ class ResourceRow:
     tolerating: tuple[str, ...] = ()  # the pods of `wanting` that tolerate every blocking taint of the node
     sharing: str = ""  # how the resource cuts the GPUs: "time-slicing, 10 replicas per GPU", "MIG profile 1g.10gb (mixed strategy)"
     mig_state: str | None = None  # nvidia.com/mig.config.state when not `success`: the MIG manager is changing the layout
+    conditions: tuple[str, ...] = ()  # the node's adverse conditions in words (model/node_conditions.py)
 
     @property
     def usable(self) -> int:

@@ -26,7 +26,7 @@ READY = '<span class="muted">schedulable</span>'
 _WORD_CLASS = {
     "no-runtimeclass": "adm", "quota-exceeded": "adm",
     "no-gpu-request": "spec", "scheduling-gated": "spec", "node-side": "node",
-    "selector-mismatch": "spec", "cordoned": "node", "untolerated-taint": "node",
+    "selector-mismatch": "spec", "cordoned": "node", "node-unhealthy": "node", "untolerated-taint": "node",
     "no-gpu-node": "node", "allocatable-zero": "node", "exhausted": "cap",
     "unclassified": "other", "fits-now": "ok", "running": "ok", "insufficient-evidence": "other",
 }

@@ -347,6 +347,7 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
     for node, rows in by_node.items():
         first = rows[0]
         states = [_NODE_STATES[s] for s in first.states if s in _NODE_STATES]
+        states += ["unhealthy: " + c for c in first.conditions]  # the node's condition, named
         taints = [t for t in first.taints if not t.startswith(UNSCHEDULABLE_TAINT_KEY + ":") and not t.startswith(UNSCHEDULABLE_TAINT_KEY + "=")]
         if "tainted" in first.states and taints:
             states.append("tainted " + ", ".join(taints))

@@ -81,11 +81,19 @@ def _said(s: Said, a: Autoscalers) -> dict:
             "when": _ago(s.time, a), "source": s.source}
 
 
+def _group_failures(name: str, a: Autoscalers, since: str = "") -> list[Said]:
+    """cluster-autoscaler's failures for one group on its status ConfigMap, no older than `since` (whole seconds):
+    ScaleUpFailed "Failed adding %v nodes to group %v due to %v; source errors: %v" (clusterstate/clusterstate.go)
+    and FailedToScaleUpGroup "Scale-up failed for group %s: %v" (core/scaleup/orchestrator/executor.go)."""
+    return [s for s in a.group_events
+            if (f" to group {name} due to " in s.message or s.message.startswith(f"Scale-up failed for group {name}: "))
+            and _whole(s.time) >= _whole(since)]
+
+
 def _scale_up_failed(groups: list, ev: dict, a: Autoscalers) -> None:
-    """The latest ScaleUpFailed of a group in Backoff ("Failed adding %v nodes to group %v due to %v; source errors:
-    %v", clusterstate/clusterstate.go), written on the status ConfigMap."""
+    """The latest failure event of each group in Backoff, quoted (the cloud's message is in it)."""
     for g in groups:
-        said = [s for s in a.group_events if f" to group {g.name} due to " in s.message]
+        said = _group_failures(g.name, a)
         if said:
             ev.setdefault("scale_up_failed", []).append(_said(said[-1], a))
 
@@ -100,8 +108,17 @@ def _ca_triggered(s: Said, current: bool, a: Autoscalers) -> _Finding:
     failed = [g for g in groups if g is not None and g.scale_up == "Backoff"]
     _scale_up_failed(failed, ev, a)
     if failed:
+        said = ev.get("scale_up_failed") or [{}]
+        quoted = f"; cluster-autoscaler: {said[-1]['message']!r}" if said[-1].get("message") else ""
         return _Finding(kind="blocked", evidence=ev, reason=f"cluster-autoscaler's scale-up of {failed[0].name} failed: "
-                        f"the group is in Backoff ({failed[0].backoff or 'no error recorded'})")
+                        f"the group is in Backoff ({failed[0].backoff or 'no error recorded'}){quoted}")
+    # The cloud refused the increase after the trigger, whatever the status now says (it may not be collected).
+    refused = [(g, found[-1]) for g, *_ in ups if (found := _group_failures(g, a, s.time))]
+    if refused:
+        group, said = refused[0]
+        ev["scale_up_failed"] = [_said(x, a) for _, x in refused]
+        return _Finding(kind="blocked", evidence=ev, reason=f"cluster-autoscaler's scale-up of {group} failed "
+                        f"{_ago(said.time, a)}: {said.reason}: {said.message!r}")
     flying = [g for g in groups if g is not None and g.in_flight]
     unknown = a.ca is None or any(g is None for g in groups)
     if flying or (current and unknown):
@@ -142,12 +159,23 @@ def _karpenter_nominated(s: Said, current: bool, a: Autoscalers) -> _Finding:
         if missing is not None:
             return _Finding(kind="gpu-missing", evidence=ev, reason=f"Karpenter's NodeClaim {name} launched node "
                             f"{claim.node_name or '?'}, but {missing.message or 'a requested resource never registered'}")
-        if claim.launch_failed or claim.arrived:
+        failed = claim.launch_failed
+        if failed is not None:
+            why = ": ".join(x for x in (failed.reason, repr(failed.message) if failed.message else "") if x)
+            return _Finding(kind="blocked", evidence=ev, reason=f"Karpenter's NodeClaim {name} (NodePool "
+                            f"{claim.nodepool or '?'}) failed to launch: Launched {failed.status}"
+                            + (f" ({why})" if why else ""))
+        if claim.arrived:
             return _Finding(kind="history", evidence=ev, reason=f"Karpenter's NodeClaim {name} is no longer on its "
                             f"way: {claim.state}")
         return _Finding(kind="coming", evidence=ev, reason=f"Karpenter is launching NodeClaim {name} (NodePool "
                         f"{claim.nodepool}, {claim.instance_type or 'instance type not chosen'}, {claim.state}), "
                         f"asked {_ago(claim.created or s.time, a)}")
+    ice = a.claim_events.get(name)
+    if ice:  # lifecycle/launch.go: the insufficient-capacity event, then the NodeClaim deleted
+        ev["launch_failed"] = _said(ice[-1], a)
+        return _Finding(kind="blocked", evidence=ev, reason=f"Karpenter's NodeClaim {name} failed to launch and was "
+                        f"deleted {_ago(ice[-1].time, a)}: {ice[-1].reason}: {ice[-1].message!r}")
     if a.nodeclaims is not None:
         return _Finding(kind="history", evidence=ev, reason=f"Karpenter nominated NodeClaim {name}, which no longer "
                                                             "exists")
@@ -224,6 +252,8 @@ def _finding(case: Case, a: Autoscalers) -> _Finding | None:
         found = _ca_refused(last, current, a)
     elif last.component == KARPENTER and last.reason == "Nominated":
         found = _karpenter_nominated(last, current, a)
+    elif last.component == CA and last.reason == "FailedScaleUp":  # GKE's: the cloud refused the group's increase
+        found = _Finding(kind="blocked", reason=f"cluster-autoscaler: FailedScaleUp: {last.message!r}")
     elif last.component == KARPENTER and last.reason == "FailedScheduling":
         found = _karpenter_refused(last, current, a, _requests(case))
     else:

@@ -18,6 +18,7 @@ from analyzer.kube import NO_EXECUTE
 from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
                                      tolerations_of, untolerated)
 from analyzer.model.gpu_labels import siblings
+from analyzer.model.node_conditions import is_condition_taint
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
@@ -153,17 +154,25 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
         blocking = untolerated(node.taints, pod.tolerations, (NO_EXECUTE,))
-        return Reason(check=Check.TAINT, text="untolerated taint " + ", ".join(map(str, blocking))) if blocking else None
+        return _taint_reason(blocking, "") if blocking else None
     blocking = untolerated(node.taints, pod.tolerations)
     cordon = is_cordoned(pod, node) or any(map(is_cordon_taint, blocking))
     others = [t for t in blocking if not is_cordon_taint(t)]
     if others:
-        text = "untolerated taint " + ", ".join(str(t) for t in others)
-        return Reason(check=Check.TAINT, text=text + (" (and cordoned)" if cordon else ""))
+        return _taint_reason(others, " (and cordoned)" if cordon else "")
     if cordon:
         return Reason(check=Check.CORDON,
                       text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
     return dra_devices.device_taints(pod.claims, node, cluster)
+
+
+def _taint_reason(blocking: list[Taint], tail: str) -> Reason:
+    """Only condition taints (node-unhealthy): the node's condition is the fix; any user taint among them keeps
+    it untolerated-taint. The text reads the taints alone, so nodes with the same taints share one Reason (the
+    vector form judges once per set of taints); the conditions behind them are named where nodes are named."""
+    if all(map(is_condition_taint, blocking)):
+        return Reason(check=Check.CONDITION, text="untolerated condition taint " + ", ".join(map(str, blocking)) + tail)
+    return Reason(check=Check.TAINT, text="untolerated taint " + ", ".join(map(str, blocking)) + tail)
 
 
 def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:

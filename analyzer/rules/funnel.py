@@ -23,7 +23,7 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.selector_columns import selector_mask
 from analyzer.model.views import Cluster
-from analyzer.rules import columnar
+from analyzer.rules import columnar, node_health
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.checks import (
     AFFINITY,
@@ -47,7 +47,12 @@ from analyzer.rules.volumes import check_volume_topology, volumes_apply
 
 
 def _policy_word(removed: list[Reason]) -> str:
-    return words.CORDONED if all(r.check is Check.CORDON for r in removed) else words.UNTOLERATED_TAINT
+    """Only cordons: `cordoned`; only condition taints: `node-unhealthy` (repair the node); any other taint, or a
+    mix: `untolerated-taint`."""
+    checks = {r.check for r in removed}
+    if checks == {Check.CORDON}:
+        return words.CORDONED
+    return words.NODE_UNHEALTHY if checks == {Check.CONDITION} else words.UNTOLERATED_TAINT
 
 
 def _advertised_word(removed: list[Reason]) -> str:
@@ -192,6 +197,8 @@ def funnel_reason(funnel: FunnelResult) -> str:
 
 def _reason(funnel: FunnelResult) -> str:
     last = funnel.last
+    if funnel.word == words.NODE_UNHEALTHY:
+        return node_health.reason(funnel.facts, last)
     head = _HEAD[last.name].format(n=last.nodes_in)
     if last.name == "selector":
         return head
@@ -267,6 +274,8 @@ def decide(case: Case) -> Decision | None:
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
                         reason=f"the funnel says {funnel.word}, but {len(relevant)} invalid node(s) it might select "
                                f"could not be judged: {relevant[0].finding}")
+    if funnel.word == words.NODE_UNHEALTHY:
+        ev.update(node_health.evidence(facts, funnel.last))
     return Decision(word=funnel.word, reason=funnel_reason(funnel))
 
 

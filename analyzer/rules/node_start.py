@@ -4,8 +4,9 @@ Decided from the pod's own status (the kubelet's admission rejection, its contai
 the attach/detach controller's events are the cross-check and the detail (newest first, with time and count).
   7 image-pull    a container waits because its image cannot be pulled
   8 volume-mount  no container started and the latest node events say a volume could not be attached or mounted
+    numa-unaligned the kubelet's Topology Manager rejected it (TopologyAffinityError): no NUMA placement (rules/numa.py)
   9 node-runtime  the kubelet rejected it for its devices (UnexpectedAdmissionError), or the sandbox or a container
-                  could not be created or started for a runtime reason
+                  could not be created or started for a runtime reason (a pod that ended Failed so is a target too)
  10 node-side     bound and not started for none of these (node gone or NotReady, nothing reported, a missing
                   ConfigMap or Secret, another admission rejection)
 A rejection `OutOf<resource>` found the node full: `exhausted` (row 25), with the rejection named.
@@ -19,6 +20,7 @@ from analyzer import words
 from analyzer.model import pod_status as ns
 from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
+from analyzer.rules import numa
 from analyzer.rules.case import Case, Decision
 from analyzer.model.target import Target
 
@@ -33,7 +35,8 @@ def decide(case: Case) -> Decision | None:
         return None
     status = t.status or {}
     rejected = ns.kubelet_rejected(status)
-    if not (t.phase == "Pending" or rejected or ns.never_started(status)):
+    failed_start = ns.failed_start(status, (t.spec or {}).get("restartPolicy"))
+    if not (t.phase == "Pending" or rejected or failed_start or ns.never_started(status)):
         return None
     start = c.node_start
     events = start.of(t.namespace, t.name) if start is not None else []
@@ -53,6 +56,8 @@ def decide(case: Case) -> Decision | None:
         waiting = [{"container": s["container"], **s["waiting"]} for s in states if s.get("waiting")]
         if waiting:
             ev["waiting"] = waiting
+    if failed_start:
+        return _failed_start(case, states, events)
     return (_image_pull(case, states, events) or _by_container(case, states, events) or _by_events(case, states, events)
             or _nothing_said(case, states, events))
 
@@ -79,6 +84,9 @@ def _rejected(case: Case, events: list[PodEvent]) -> Decision:
         return Decision(word=words.EXHAUSTED, reason=head + tail)
     if reason == "UnexpectedAdmissionError":
         return Decision(word=words.NODE_RUNTIME, reason=head + tail)
+    if reason == ns.TOPOLOGY_AFFINITY:
+        ev["numa"] = numa.layout(case)
+        return Decision(word=words.NUMA_UNALIGNED, reason=head + "; " + numa.sentence(ev["numa"]) + tail)
     return Decision(word=words.NODE_SIDE, reason=head + tail)
 
 
@@ -188,6 +196,23 @@ def _by_container(case: Case, states: list[dict], events: list[PodEvent]) -> Dec
             return Decision(word=words.NODE_RUNTIME, reason=f"{_quote(row)}; it never started: {_quote(row, part)} "
                                                             f"(exit code {last.get('exitCode')})")
     return None
+
+
+def _failed_start(case: Case, states: list[dict], events: list[PodEvent]) -> Decision:
+    """Ended Failed under restartPolicy Never, no container ever started (causes.md, targets): the runtime's
+    message verbatim (StartError: `nvidia-container-cli: initialization error: …`, unresolvable CDI devices)."""
+    row = next(s for s in states if (s.get("terminated") or s.get("last_terminated") or {}).get("reason") in ns.START_ERROR)
+    part = "terminated" if (row.get("terminated") or {}).get("reason") in ns.START_ERROR else "last_terminated"
+    _cross_check(case, events, ("Failed",) + ns.RUNTIME_EVENTS)
+    code = (row.get(part) or {}).get("exitCode")
+    replaced = _replacement(case.target, case.cluster.newest_pod)  # a Job's next pod is a target of its own
+    tail = ""
+    if replaced is not None:
+        case.evidence["replaced_by"] = replaced
+        tail = f"; replaced by {replaced['pod']} ({replaced['phase'] or 'no phase'})"
+    return Decision(word=words.NODE_RUNTIME, reason=f"on {case.target.node_name} no container could start and the pod "
+                    f"ended Failed (restartPolicy Never): {_quote(row, part)}"
+                    + (f" (exit code {code})" if code is not None else "") + tail)
 
 
 def _started(states: list[dict]) -> bool:

@@ -39,11 +39,12 @@ ORDER: tuple[Rule, ...] = (
          decide=queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
-    Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
+    Rule(rows="13-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NUMA_UNALIGNED, w.NODE_RUNTIME, w.NODE_SIDE),
+         decide=node_start.decide),
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
-                                                 ((w.CORDONED, s.word) if s.name == "taints" else
+                                                 ((w.CORDONED, w.NODE_UNHEALTHY, s.word) if s.name == "taints" else
                                                   (w.RESOURCE_NAME_MISMATCH, s.word) if s.name == "advertised" else
                                                   (s.word,)))),
          decide=funnel.decide),

@@ -19,6 +19,7 @@ class Check(StrEnum):
     CLAIM_PINNED = "claim-pinned"
     CORDON = "cordon"
     TAINT = "taint"
+    CONDITION = "condition"  # only condition taints (node-unhealthy: the node's condition, not a toleration)
     DEVICE_TAINT = "device-taint"
     ZERO_ALLOCATABLE = "zero-allocatable"
     FIT = "fit"

@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     ap.add_argument("--node-side", action="store_true",
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
+    ap.add_argument("--unhealthy-nodes", action="store_true",
+                    help="a tenth of the GPU nodes under pressure or NotReady, with their pods (scripts/generate_unhealthy.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -64,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.node_side:  # last: its namespace sorts after the DRA one, its nodes after every generated node
             from generate_nodeside import add_node_side
             gen.truth.update(add_node_side(tmp, args.seed))
+        if args.unhealthy_nodes:  # last of all: its namespace sorts after every other
+            from generate_unhealthy import add_unhealthy
+            gen.truth.update(add_unhealthy(tmp, args.seed))
         if out.exists():
             shutil.rmtree(out)
         os.rename(tmp, out)

@@ -32,6 +32,8 @@ def state_text(row: ResourceRow) -> str:
             elif row.tolerating:
                 text += f" (tolerated by {_names(row.tolerating)})"
             parts.append(text)
+        elif s == "unhealthy":
+            parts.append("unhealthy: " + "; ".join(row.conditions))
         elif s == "allocatable-zero":
             parts.append(f"allocatable 0 of capacity {row.capacity}")
         elif s == "no-plugin" and row.resource.startswith(DRA_PREFIX):

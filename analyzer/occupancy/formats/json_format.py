@@ -20,7 +20,7 @@ def row_dict(r: ResourceRow) -> dict:
         "taints": list(r.taints),
         "holders": [{"namespace": h.namespace, "name": h.name, "units": h.units} for h in r.holders],
         "pending_wanting": list(r.wanting), "free_behind_taint": r.behind_taint, "pending_tolerating": list(r.tolerating),
-        "sharing": r.sharing or None, "mig_config_state": r.mig_state,
+        "sharing": r.sharing or None, "mig_config_state": r.mig_state, "conditions": list(r.conditions),
     }
 
 
