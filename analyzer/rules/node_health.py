@@ -6,7 +6,7 @@ the condition behind its taint with its reason, message and since when.
 
 from __future__ import annotations
 
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
 from analyzer.model.matching import untolerated
 from analyzer.model.node_conditions import behind, is_condition_taint

@@ -8,7 +8,7 @@ NUMA (NFD's `feature.node.kubernetes.io/…numa…`, or a vendor's per-NUMA labe
 
 from __future__ import annotations
 
-from analyzer.evidence import prose
+from analyzer import prose
 from analyzer.model.podspec import effective_requests, extended_requested
 from analyzer.model.quantity import QuantityError, format_units
 from analyzer.rules.case import Case
