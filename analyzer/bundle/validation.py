@@ -245,6 +245,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
     """Every List of the catalog, in its order. A required kind's worker share is finished after the
     other files are read (the worker reads it meanwhile); any other's at once."""
     bundle = loaded.bundle
+    if bundle.format is not None:
+        _read_format(loaded, schemas, strict=strict, sinks=sinks, progress=progress)
+        return
     for kind in NAMES:
         rel = f"{kind}.json"
         try:
@@ -294,9 +297,45 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
 
 
+def _read_format(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapping[str, ItemSink],
+                 progress: Callable[[str], Progress | None] | None) -> None:
+    """Another collector's archive (bundle/formats.py): each kind from its files into the kind's one sink, as our
+    own file would be (bundle/parts.py). A kind the format lacks is missing with the format's reason; the
+    format's own collection errors are findings on the files that recorded them."""
+    from analyzer.bundle.parts import read_kind
+
+    fmt = loaded.bundle.format
+    assert fmt is not None
+    for e in fmt.errors:
+        loaded.add(e.file, [(e.path, "the collection to succeed", e.message)])
+    if fmt.server is not None:
+        loaded.version = {"serverVersion": fmt.server}
+    for kind in NAMES:
+        parts = fmt.parts.get(kind)
+        if parts is None:
+            loaded.missing[kind] = fmt.lacks[kind]
+            if kind in REQUIRED:
+                problem = BundleError(BY_NAME[kind].file, f"missing: {loaded.missing[kind]}")
+                if strict or BY_NAME[kind].fatal_when_missing:
+                    raise problem
+                loaded.unreadable.append(problem)
+            continue
+        given = sinks.get(kind)
+        keep = KeepAll() if given is None else given
+        count = read_kind(loaded.bundle, parts, kind=kind, schemas=schemas, sink=keep, add=loaded.add, strict=strict,
+                          unreadable=loaded.unreadable, progress=progress)
+        if isinstance(keep, KeepAll):  # a KeepIf too: the items kept, each where it was
+            loaded.documents[kind] = Document(kind=kind, file=parts[0].path if len(parts) == 1 else f"{len(parts)} files",
+                                              items=keep.items, invalid=keep.invalid, positions=keep.positions)
+        else:
+            loaded.streamed[kind] = count
+
+
 def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
     """version.json and the stored attempts: small files read whole."""
     bundle = loaded.bundle
+    if bundle.format is not None:
+        return
     if bundle.has(VERSION):
         try:
             version = read_checked(loaded, VERSION)
