@@ -99,6 +99,8 @@ def describe(root: Path) -> Format:
                                                    only_name=c.CA_STATUS[1]),)
     elif (base / CONFIGMAPS).is_dir():
         parts[c.CA_STATUS_CONFIGMAP.name] = ()
+    else:
+        lacks[c.CA_STATUS_CONFIGMAP.name] = f"ConfigMaps were not collected in this {NAME} (it has no {DIR}/{CONFIGMAPS}/)"
     for e in errors:
         if e.kind and e.kind not in parts and e.kind not in NEVER:
             lacks[e.kind] = f"{objects(e.kind)} could not be collected by the {NAME}: {e.message}"

@@ -313,7 +313,7 @@ def _read_format(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Map
     for kind in NAMES:
         parts = fmt.parts.get(kind)
         if parts is None:
-            loaded.missing[kind] = fmt.lacks[kind]
+            loaded.missing[kind] = fmt.lacks.get(kind) or f"{BY_NAME[kind].file} has no counterpart in this {fmt.name}"
             if kind in REQUIRED:
                 problem = BundleError(BY_NAME[kind].file, f"missing: {loaded.missing[kind]}")
                 if strict or BY_NAME[kind].fatal_when_missing:
