@@ -34,6 +34,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+import orjson
+
 TS_DIR = "cluster-resources"
 # constants.go: our file -> troubleshoot's per-namespace directory, or its cluster-scoped file.
 TS_NAMESPACED = {"pods": "pods", "events": "events", "resourcequotas": "resource-quota", "replicasets": "replicasets",
@@ -54,44 +56,91 @@ MG_NOT_GATHERED = ("resourcequotas",)
 MG_TIMESTAMP = "2026-12-01 10:00:00.123456789 +0000 UTC m=+0.041\n2026-12-01 10:01:30.987654321 +0000 UTC m=+90.5\n"
 
 
-def _lists(bundle: Path) -> dict[str, dict]:
+# The typed List of each kind written, for a List with no item to take it from (GVKForObject on the list).
+LIST_KINDS = {"pods": ("PodList", "v1"), "events": ("EventList", "v1"), "resourcequotas": ("ResourceQuotaList", "v1"),
+              "replicasets": ("ReplicaSetList", "apps/v1"), "jobs": ("JobList", "batch/v1"),
+              "statefulsets": ("StatefulSetList", "apps/v1"), "daemonsets": ("DaemonSetList", "apps/v1"),
+              "persistentvolumeclaims": ("PersistentVolumeClaimList", "v1"), "limitranges": ("LimitRangeList", "v1"),
+              "nodes": ("NodeList", "v1"), "persistentvolumes": ("PersistentVolumeList", "v1"),
+              "storageclasses": ("StorageClassList", "storage.k8s.io/v1"), "namespaces": ("NamespaceList", "v1"),
+              "volumeattachments": ("VolumeAttachmentList", "storage.k8s.io/v1"), CA_STATUS: ("ConfigMapList", "v1")}
+
+
+def _load(raw: object) -> dict:
+    """An item: a msgspec.Raw slice, or an item already parsed (a List re-read whole)."""
+    return raw if isinstance(raw, dict) else orjson.loads(memoryview(raw))  # type: ignore[arg-type]
+
+
+class Items:
+    """One List's items as raw JSON slices of the file (msgspec.Raw): a 1.7 GB pods.json is split, never built
+    as one document; each item is parsed when it is written (and once to learn its namespace)."""
+
+    def __init__(self, path: Path) -> None:
+        import msgspec
+
+        self.name = path.stem
+        self.data = path.read_bytes()
+        top = msgspec.json.decode(self.data, type=dict[str, msgspec.Raw])
+        self.kind = json.loads(bytes(top["kind"])) if "kind" in top else "List"
+        self.raws = msgspec.json.decode(top["items"], type=list[msgspec.Raw]) if "items" in top else []
+
+    def parsed(self) -> list[dict]:
+        return [_load(r) for r in self.raws]
+
+    def by_namespace(self) -> dict[str, list]:
+        groups: dict[str, list] = defaultdict(list)
+        for raw in self.raws:
+            meta = _load(raw).get("metadata") or {}
+            groups[meta.get("namespace") or ""].append(raw)
+        return groups
+
+
+def _lists(bundle: Path) -> dict[str, Items]:
     """Every kubectl List of the bundle, by file name without `.json` (manifest, version and attempts aside)."""
     out = {}
     for p in sorted(bundle.glob("*.json")):
         if p.name in ("manifest.json", "version.json"):
             continue
-        doc = json.loads(p.read_bytes())
-        if isinstance(doc, dict) and isinstance(doc.get("items"), list):
-            out[p.stem] = doc
+        items = Items(p)
+        if items.raws or p.read_bytes().lstrip().startswith(b"{"):
+            out[p.stem] = items
     return out
 
 
-def _by_namespace(items: list) -> dict[str, list]:
-    groups: dict[str, list] = defaultdict(list)
-    for item in items:
-        groups[(item.get("metadata") or {}).get("namespace") or "default"].append(item)
-    return groups
-
-
-def _namespaces(lists: dict[str, dict]) -> list[str]:
-    names = {(i.get("metadata") or {}).get("name") for i in lists.get("namespaces", {}).get("items", [])}
-    for doc in lists.values():
-        names |= {(i.get("metadata") or {}).get("namespace") for i in doc["items"]}
+def _namespaces(lists: dict[str, Items]) -> list[str]:
+    names = {(i.get("metadata") or {}).get("name") for i in lists["namespaces"].parsed()} if "namespaces" in lists else set()
+    for name, doc in lists.items():
+        if name in ("nodes", "namespaces"):
+            continue
+        names |= set(doc.by_namespace())
     return sorted(n for n in names if n)
 
 
-def _go_list(doc: dict, items: list) -> dict:
-    """A typed client's List as encoding/json writes it: kind, apiVersion, metadata, items."""
-    kind = doc.get("kind") if doc.get("kind") not in (None, "List") else None
-    if kind is None and items:
-        kind = f"{items[0].get('kind', 'Object')}List"
-    api = items[0].get("apiVersion", "v1") if items else doc.get("apiVersion", "v1")
-    return {"kind": kind or "List", "apiVersion": api, "metadata": {"resourceVersion": "1"}, "items": items}
+def _list_kind(doc: Items, raws: list) -> tuple[str, str]:
+    """The typed List's kind and apiVersion, as GVKForObject sets them."""
+    first = _load(raws[0]) if raws else (_load(doc.raws[0]) if doc.raws else None)
+    if first is None:
+        return LIST_KINDS.get(doc.name, ("List", "v1"))
+    kind = doc.kind if doc.kind != "List" else f"{first.get('kind', 'Object')}List"
+    return kind, first.get("apiVersion", "v1")
+
+
+def _write_go_list(path: Path, doc: Items, raws: list) -> None:
+    """A typed client's List as json.MarshalIndent(list, "", "  ") writes it: kind, apiVersion, metadata, items."""
+    kind, api = _list_kind(doc, raws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(b'{\n  "kind": %s,\n  "apiVersion": %s,\n  "metadata": {\n    "resourceVersion": "1"\n  },\n  "items": ['
+                 % (orjson.dumps(kind), orjson.dumps(api)))
+        for i, raw in enumerate(raws):
+            fh.write(b"\n    " if i == 0 else b",\n    ")
+            fh.write(orjson.dumps(_load(raw), option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    "))
+        fh.write(b"\n  ]\n}" if raws else b"]\n}")
 
 
 def _write_json(path: Path, value: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2))
+    path.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2))
 
 
 def to_troubleshoot(bundle: Path, out: Path) -> Path:
@@ -100,44 +149,42 @@ def to_troubleshoot(bundle: Path, out: Path) -> Path:
     base = root / TS_DIR
     lists = _lists(bundle)
     namespaces = _namespaces(lists)
-    (root).mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
     (root / "version.yaml").write_text(f"apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\nspec:\n"
                                        f"  versionNumber: {TS_VERSION}\n")
     version = bundle / "version.json"
     if version.is_file():
         server = json.loads(version.read_bytes()).get("serverVersion") or {}
         _write_json(root / "cluster-info" / "cluster_version.json", {"info": server, "string": server.get("gitVersion", "")})
-    ns_doc = lists.get("namespaces") or {"items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
-                                                    for n in namespaces]}
-    _write_json(base / "namespaces.json", _go_list({"kind": "NamespaceList"}, ns_doc["items"]))
+    if "namespaces" in lists:
+        _write_go_list(base / "namespaces.json", lists["namespaces"], lists["namespaces"].raws)
+    else:
+        _write_json(base / "namespaces.json", {"kind": "NamespaceList", "apiVersion": "v1", "metadata": {}, "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in namespaces]})
     for ours, sub in TS_NAMESPACED.items():
         if ours not in lists:
             continue
-        groups = _by_namespace(lists[ours]["items"])
+        groups = lists[ours].by_namespace()
         for ns in namespaces:  # pods(): one file per namespace listed, empty Lists too
-            _write_json(base / sub / f"{ns}.json", _go_list(lists[ours], groups.get(ns, [])))
+            _write_go_list(base / sub / f"{ns}.json", lists[ours], groups.get(ns, []))
     for ours, name in TS_CLUSTER.items():
         if ours in lists:
-            _write_json(base / name, _go_list(lists[ours], lists[ours]["items"]))
+            _write_go_list(base / name, lists[ours], lists[ours].raws)
     crds = []
     for ours, doc in lists.items():
         if ours == CA_STATUS or "." not in ours:
             continue
         crds.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": ours}})
-        items = doc["items"]
-        if not items:
+        if not doc.raws:
             continue  # crsV1: `if len(customResourceList.Items) == 0 { continue }`
-        namespaced = bool((items[0].get("metadata") or {}).get("namespace"))
-        if not namespaced:
-            _cr_file(base / "custom-resources" / f"{ours}.json", items)
-            continue
-        for ns, group in _by_namespace(items).items():
-            _cr_file(base / "custom-resources" / ours / f"{ns}.json", group)
+        for ns, group in doc.by_namespace().items():
+            items = [_load(r) for r in group]
+            _cr_file(base / "custom-resources" / (f"{ours}/{ns}.json" if ns else f"{ours}.json"), items)
     _write_json(base / "custom-resource-definitions.json",
                 {"kind": "CustomResourceDefinitionList", "apiVersion": "apiextensions.k8s.io/v1", "metadata": {},
                  "items": crds})
     if CA_STATUS in lists:
-        _write_json(base / "configmaps" / "kube-system.json", _go_list({"kind": "ConfigMapList"}, lists[CA_STATUS]["items"]))
+        _write_go_list(base / "configmaps" / "kube-system.json", lists[CA_STATUS], lists[CA_STATUS].raws)
     return root
 
 
@@ -159,27 +206,33 @@ def to_mustgather(bundle: Path, out: Path) -> Path:
     namespaces = _namespaces(lists)
     root.mkdir(parents=True, exist_ok=True)
     (root / "timestamp").write_text(MG_TIMESTAMP)
-    known = {(i.get("metadata") or {}).get("name"): i for i in lists.get("namespaces", {}).get("items", [])}
+    known = {(i.get("metadata") or {}).get("name"): i for i in (lists["namespaces"].parsed() if "namespaces" in lists else [])}
     for ns in namespaces:
         d = root / "namespaces" / ns
         dump(d / f"{ns}.yaml", known.get(ns) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         for ours, (group, resource) in MG_NAMESPACE_GATHER.items():
             if ours in lists:
-                dump(d / group / f"{resource}.yaml", _go_list(lists[ours], _by_namespace(lists[ours]["items"]).get(ns, [])))
+                dump(d / group / f"{resource}.yaml", _go_list(lists[ours], lists[ours].by_namespace().get(ns, [])))
     if CA_STATUS in lists:
         d = root / "namespaces" / "kube-system" / "core"
-        dump(d / "configmaps.yaml", _go_list({"kind": "ConfigMapList"}, lists[CA_STATUS]["items"]))
+        dump(d / "configmaps.yaml", _go_list(lists[CA_STATUS], lists[CA_STATUS].raws))
     for ours, doc in lists.items():
         if ours in MG_NAMESPACE_GATHER or ours in MG_NOT_GATHERED or ours in ("namespaces", CA_STATUS):
             continue
         # Inspected one by one (`oc adm inspect <resource>`, flattened): one file per object.
         resource, _, group = ours.partition(".")
-        for item in doc["items"]:
+        for item in doc.parsed():
             meta = item.get("metadata") or {}
             group_dir = group or _group_of(item)
             where = (root / "namespaces" / meta["namespace"] if meta.get("namespace") else root / "cluster-scoped-resources")
             dump(where / group_dir / resource / f"{meta['name']}.yaml", item)
     return root
+
+
+def _go_list(doc: Items, raws: list) -> dict:
+    """A List as the dynamic client returns it (`inspect` prints it with the YAML printer)."""
+    kind, api = _list_kind(doc, raws)
+    return {"apiVersion": api, "kind": kind, "metadata": {"resourceVersion": "1"}, "items": [_load(r) for r in raws]}
 
 
 def _group_of(item: dict) -> str:

@@ -201,3 +201,21 @@ def test_every_command_that_takes_a_bundle_takes_an_archive(tmp_path, command):
     extra = ("--file", tmp_path / "r.md") if command[0] == "report" else ()
     r = run_cli(command[0], out, *command[1:], *extra)
     assert r.returncode == 0, r.stderr
+
+
+def test_serve_replays_the_archive_as_it_replays_our_bundle(tmp_path):
+    from analyzer.replay.store import load_store
+
+    src = RECORDINGS / "quota-exhausted-now-v1.36"
+    ours = load_store(src)
+    theirs = load_store(convert("troubleshoot", src, tmp_path / "archive"))
+    assert {k: len(v.items) for k, v in theirs.served.items()} == {
+        k: len(v.items) for k, v in ours.served.items() if k != "runtimeclasses"}
+    assert "RuntimeClasses are not collected by a troubleshoot support bundle" in theirs.missing["runtimeclasses"]
+    assert theirs.version == ours.version
+
+
+def test_diff_between_a_bundle_and_the_same_cluster_as_a_must_gather_changes_no_word(tmp_path):
+    src = RECORDINGS / "ca-scale-up-in-flight-v1.36"
+    r = run_cli("diff", src, convert("must-gather", src, tmp_path / "archive"), check=True)
+    assert "Targets: 0 appeared, 0 resolved, 0 changed word" in r.stdout
