@@ -219,3 +219,20 @@ def test_diff_between_a_bundle_and_the_same_cluster_as_a_must_gather_changes_no_
     src = RECORDINGS / "ca-scale-up-in-flight-v1.36"
     r = run_cli("diff", src, convert("must-gather", src, tmp_path / "archive"), check=True)
     assert "Targets: 0 appeared, 0 resolved, 0 changed word" in r.stdout
+
+
+def test_a_large_kind_shared_with_a_worker_a_file_at_a_time_gives_the_same_answer(tmp_path, monkeypatch):
+    """The pods' files split between this process and a forked worker (bundle/parts.py), as pods.json is."""
+    from analyzer.bundle import parts
+
+    monkeypatch.setattr(parts, "SHARE_FROM", 0)
+    monkeypatch.setenv("GPU_TRIAGE_WORKERS", "1")
+    src = RECORDINGS / "unexpected-admission-error-v1.36"
+    out = convert("troubleshoot", src, tmp_path / "archive")
+    assert words(out) == words(src)
+    bad = next(out.rglob("cluster-resources/pods/lab.json"))
+    doc = json.loads(bad.read_bytes())
+    doc["items"][0]["spec"]["containers"] = "app"
+    bad.write_text(json.dumps(doc, indent=2))
+    r = run_cli("analyze", out, "-o", "words")
+    assert r.returncode == 2 and "cluster-resources/pods/lab.json: $.items[0].spec.containers: expected array" in r.stderr

@@ -10,9 +10,11 @@ is a BundleError naming it: the caller records it and reads the kind's other fil
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
-from analyzer.bundle.engines import Compiled, SchemaSet, findings_of
+from analyzer.bundle import forked
+from analyzer.bundle.engines import Compiled, SchemaSet, findings_of, violations
 from analyzer.bundle.formats import ARRAY, LIST, OBJECT, Part
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.sharing import Add, ItemSink
@@ -24,8 +26,9 @@ MAX_YAML_BYTES = 256 * 2**20
 
 
 class _OnePart:
-    """The caller's sink, seen by the streaming reader as a plain one: a namespace's file is never shared with a
-    worker process (stream_list forks only for a sink that can be split), so nothing is left pending."""
+    """The caller's sink, seen by the streaming reader as a plain one: one namespace's file is never split between
+    processes (stream_list forks only for a sink that can be split; read_kind shares whole files instead), so
+    nothing is left pending."""
 
     def __init__(self, sink: ItemSink) -> None:
         self.sink = sink
@@ -40,9 +43,11 @@ class _OnePart:
 def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
               strict: bool, unreadable: list[BundleError], progress: Callable[[str], Progress | None] | None) -> int:
     """Every file of one kind into its sink; returns how many objects. A file that cannot be read is recorded in
-    `unreadable` (raised under `strict`) and the kind's other files are still read."""
+    `unreadable` (raised under `strict`) and the kind's other files are still read. A large kind whose sink can be
+    split (pods) is shared with a worker process, a file at a time: the later files are read there meanwhile."""
+    mine, child = _shared(bundle, parts, kind=kind, schemas=schemas, sink=sink)
     count = 0
-    for part in parts:
+    for part in mine:
         tick = progress(part.path) if progress else None
         try:
             count += read_part(bundle, part, kind=kind, schemas=schemas, sink=sink, add=add)
@@ -52,7 +57,62 @@ def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: Sc
             unreadable.append(exc)
         if tick is not None:
             tick(1, 1)
-    return count
+    if child is None:
+        return count
+    result = child.result()
+    if result is not None and sink.merge(result[0]):  # type: ignore[attr-defined]
+        _summary, found, errors, theirs = result  # type: ignore[misc]
+        for file, triples in found:
+            add(file, triples)
+        for file, message, path in errors:
+            if strict:
+                raise BundleError(file, message, path)
+            unreadable.append(BundleError(file, message, path))
+        return count + theirs
+    rest = parts[len(mine):]  # the worker failed, or its part cannot be merged exactly: read here
+    return count + read_kind(bundle, rest, kind=kind, schemas=schemas, sink=_OnePart(sink), add=add, strict=strict,
+                             unreadable=unreadable, progress=progress)
+
+
+SHARE_FROM = 16 * 2**20  # below this a worker costs more (fork, the summary's pickling) than it saves
+
+
+def _shared(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: SchemaSet, sink: ItemSink
+            ) -> tuple[tuple[Part, ...], forked.Child | None]:
+    """(the files this process reads, the worker reading the others or None). The cut is at half the bytes."""
+    if not hasattr(sink, "part") or len(parts) < 2 or not forked.available():
+        return parts, None
+    sizes = [bundle.size(p.path) for p in parts]
+    total = sum(sizes)
+    if total < SHARE_FROM:
+        return parts, None
+    cut, seen = 0, 0
+    while cut < len(parts) - 1 and seen + sizes[cut] <= total / 2:
+        seen += sizes[cut]
+        cut += 1
+    cut = max(cut, 1)
+    child = forked.start(functools.partial(_worker, bundle, parts[cut:], kind, schemas, sink))
+    return (parts, None) if child is None else (parts[:cut], child)
+
+
+def _worker(bundle: Bundle, parts: tuple[Part, ...], kind: str, schemas: SchemaSet, sink: ItemSink) -> tuple:
+    """In the worker: the files into a fresh part of the sink; (its summary, the findings in order, the
+    unreadable files, the object count), pickled back."""
+    part = sink.part()  # type: ignore[attr-defined]
+    found: list[tuple[str, list]] = []
+    errors: list[tuple[str, str, str]] = []
+
+    def add(file: str, triples: list) -> list:
+        found.append((file, triples))
+        return violations(file, triples)
+
+    count = 0
+    for p in parts:
+        try:
+            count += read_part(bundle, p, kind=kind, schemas=schemas, sink=part, add=add)
+        except BundleError as exc:
+            errors.append((exc.file, exc.message, exc.path))
+    return part.summary(), found, errors, count
 
 
 def read_part(bundle: Bundle, part: Part, *, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add) -> int:
