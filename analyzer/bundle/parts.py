@@ -10,6 +10,7 @@ is a BundleError naming it: the caller records it and reads the kind's other fil
 
 from __future__ import annotations
 
+import bisect
 import functools
 from typing import Callable
 
@@ -18,7 +19,7 @@ from analyzer.bundle.engines import Compiled, SchemaSet, findings_of, violations
 from analyzer.bundle.formats import ARRAY, LIST, OBJECT, Part
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.sharing import Add, ItemSink
-from analyzer.bundle.streaming import Progress, _check_envelope, stream_list
+from analyzer.bundle.streaming import KeepAll, KeepIf, Progress, _check_envelope, stream_list
 from analyzer.errors import BundleError
 
 # PyYAML holds about twenty times a file's size while it builds it: no namespace's file comes near this.
@@ -41,13 +42,18 @@ class _OnePart:
 
 
 def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
-              strict: bool, unreadable: list[BundleError], progress: Callable[[str], Progress | None] | None) -> int:
+              strict: bool, unreadable: list[BundleError], progress: Callable[[str], Progress | None] | None,
+              starts: list[tuple[int, str]] | None = None) -> int:
     """Every file of one kind into its sink; returns how many objects. A file that cannot be read is recorded in
     `unreadable` (raised under `strict`) and the kind's other files are still read. A large kind whose sink can be
-    split (pods) is shared with a worker process, a file at a time: the later files are read there meanwhile."""
+    split (pods) is shared with a worker process, a file at a time: the later files are read there meanwhile.
+    `starts` (a kept kind): each file's first item in the sink's numbering, and its shape (path_in_file)."""
     mine, child = _shared(bundle, parts, kind=kind, schemas=schemas, sink=sink)
     count = 0
     for part in mine:
+        if starts is not None and isinstance(sink, KeepAll):
+            shape = "$.items" if part.shape == LIST or (part.shape == ARRAY and part.yaml) else part.shape
+            starts.append((sink.seen if isinstance(sink, KeepIf) else len(sink.items), shape))
         tick = progress(part.path) if progress else None
         try:
             count += read_part(bundle, part, kind=kind, schemas=schemas, sink=sink, add=add)
@@ -72,6 +78,26 @@ def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: Sc
     rest = parts[len(mine):]  # the worker failed, or its part cannot be merged exactly: read here
     return count + read_kind(bundle, rest, kind=kind, schemas=schemas, sink=_OnePart(sink), add=add, strict=strict,
                              unreadable=unreadable, progress=progress)
+
+
+def path_in_file(starts: tuple[tuple[int, str], ...], at: int) -> str:
+    """Item `at` of a kind read from several files (read_kind's `starts`) as its path in its own file, which
+    files_label names with the namespace as `*` (the object's key names the namespace)."""
+    i = bisect.bisect_right([s for s, _ in starts], at) - 1
+    first, shape = starts[max(i, 0)]
+    return "$" if shape == OBJECT else f"$[{at - first}]" if shape == ARRAY else f"$.items[{at - first}]"
+
+
+def files_label(parts: tuple[Part, ...]) -> str:
+    """A kind's files named at once: the one file, or their path with what differs as `*`
+    (`cluster-resources/pvcs/*.json`)."""
+    if len(parts) == 1:
+        return parts[0].path
+    split = [p.path.split("/") for p in parts]
+    if len({len(s) for s in split}) != 1:
+        return f"{len(parts)} files"
+    return "/".join(c[0] if len(set(c)) == 1 else "*" + (c[0][c[0].rfind("."):] if "." in c[0] else "")
+                    for c in zip(*split))
 
 
 SHARE_FROM = 16 * 2**20  # below this a worker costs more (fork, the summary's pickling) than it saves
