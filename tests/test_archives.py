@@ -236,3 +236,28 @@ def test_a_large_kind_shared_with_a_worker_a_file_at_a_time_gives_the_same_answe
     bad.write_text(json.dumps(doc, indent=2))
     r = run_cli("analyze", out, "-o", "words")
     assert r.returncode == 2 and "cluster-resources/pods/lab.json: $.items[0].spec.containers: expected array" in r.stderr
+
+
+def test_damaged_files_of_both_formats_are_findings_naming_them_never_a_traceback(tmp_path):
+    src = RECORDINGS / "quota-exhausted-now-v1.36"
+    ts = next(convert("troubleshoot", src, tmp_path / "ts").glob("*/cluster-resources"))
+    (ts / "pods" / "default.json").write_text("[]")
+    (ts / "events" / "team-a.json").write_bytes(b"\xff\xfe\x00garbage")
+    (ts / "nodes-errors.json").write_text("not json")
+    (ts.parent / "version.yaml").write_text("a: &a [*a]\n")
+    r = run_cli("analyze", ts.parent, "-o", "words")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "team-a/train-resnet50\t" in r.stdout
+    for needle in ("cluster-resources/pods/default.json: $: expected object, found array",
+                   "cluster-resources/events/team-a.json: $: not JSON", "cluster-resources/nodes-errors.json: $:"):
+        assert needle in r.stderr
+    mg = next(convert("must-gather", src, tmp_path / "mg").glob("*/*"))
+    (mg / "namespaces" / "team-a" / "team-a.yaml").write_text("- 1\n- 2\n")
+    node = sorted((mg / "cluster-scoped-resources" / "core" / "nodes").iterdir())[0]
+    node.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: x}\n? [a, b]\n: 1\n")
+    (mg / "namespaces" / "team-a" / "core" / "events.yaml").write_text("!!binary aGVsbG8=\n")
+    r = run_cli("analyze", mg, "-o", "words")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "team-a/train-resnet50\tqueue-quota" in r.stdout
+    for needle in (f"cluster-scoped-resources/core/nodes/{node.name}: $: not YAML: line 4, column 3: found unhashable key",
+                   "namespaces/team-a/core/events.yaml: $: not a usable YAML document: a bytes value has no JSON form",
+                   "namespaces/team-a/team-a.yaml: $: expected object, found array"):
+        assert needle in r.stderr

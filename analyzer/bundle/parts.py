@@ -208,7 +208,8 @@ def _yaml(bundle: Bundle, rel: str) -> object:
     try:
         return load_unchecked(text)
     except NotYaml as exc:
-        raise BundleError(rel, f"not YAML (truncated?): {exc}", "$") from None
+        cut = "end of the stream" in str(exc) or "could not find expected" in str(exc)
+        raise BundleError(rel, f"not YAML{' (truncated?)' if cut else ''}: {exc}", "$") from None
     except UnsafeYaml as exc:
         raise BundleError(rel, f"not a usable YAML document: {exc}", "$") from None
 
