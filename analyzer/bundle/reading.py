@@ -24,6 +24,7 @@ from typing import Iterator
 import orjson
 
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, REQUIRED
+from analyzer.bundle.formats import Format
 from analyzer.errors import BundleError
 
 
@@ -47,6 +48,8 @@ class Bundle:
     manifest: dict | None = None
     _tmp: str | None = None
     failed: dict[str, str] = field(default_factory=dict)  # kind -> collector's stderr
+    # Another collector's archive (a troubleshoot support bundle, a must-gather): where its kinds are.
+    format: Format | None = None
 
     # -- files ---------------------------------------------------------------
     def entry_index(self, rel: str) -> tuple[str, int, dict] | None:
@@ -178,7 +181,8 @@ def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPA
                 raise
             bundle._tmp = tmp
             return bundle
-        raise BundleError(label, "not a bundle: expected a directory (with manifest.json, or pods.json and nodes.json) or a .tar.gz of one")
+        raise BundleError(label, "not a bundle: expected a directory (with manifest.json, or pods.json and nodes.json, or a "
+                          "support bundle's or a must-gather's layout) or a .tar.gz of one")
     raise BundleError(label, "not a regular file or directory")
 
 
@@ -244,8 +248,25 @@ def _from_directory(root: Path, label: str) -> Bundle:
                 kind = e.get("kind") or e["path"].removesuffix(".json")
                 bundle.failed[str(kind)] = str(e.get("stderr") or "").strip()
     elif not any((root / f"{k}.json").exists() for k in REQUIRED):
-        raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it")
+        found = _foreign(root)
+        if found is None:
+            raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it, and not the layout "
+                              "of a troubleshoot support bundle or a must-gather")
+        return Bundle(root=found[0], format=found[1])
     return bundle
+
+
+def _foreign(directory: Path) -> tuple[Path, Format] | None:
+    """Another collector's archive at or under `directory`, recognised by its layout (bundle/formats.py)."""
+    from analyzer.bundle import mustgather, troubleshoot
+
+    root = troubleshoot.root_of(directory)
+    if root is not None:
+        return root, troubleshoot.describe(root)
+    root = mustgather.root_of(directory)
+    if root is not None:
+        return root, mustgather.describe(root)
+    return None
 
 
 def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_members: int) -> Path:
@@ -271,6 +292,8 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
                 if ".." in pure.parts:
                     raise BundleError(label, f"refusing archive member {name!r}: '..' leaves the bundle")
                 if m.issym() or m.islnk():
+                    if _twin(m.name, m.linkname, m.issym()):
+                        continue  # not unpacked: nothing reads it (troubleshoot's `.yaml` link to each `.json`)
                     raise BundleError(label, f"refusing archive member {name!r}: links are not allowed ({m.linkname!r})")
                 if not (m.isfile() or m.isdir()):
                     raise BundleError(label, f"refusing archive member {name!r}: only regular files and directories are allowed")
@@ -280,6 +303,8 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
         except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             raise BundleError(label, f"not a readable tar archive: {exc}") from None
         for m in members:
+            if m.issym() or m.islnk():
+                continue
             target = dest.joinpath(*PurePosixPath(m.name).parts) if m.name not in ("", ".") else dest
             if m.isdir():
                 target.mkdir(parents=True, exist_ok=True)
@@ -300,8 +325,22 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
                 raise BundleError(label, f"refusing archive: member {m.name!r} appears twice") from None
             except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
                 raise BundleError(label, f"archive is damaged at {m.name!r}: {exc}") from None
-    # The bundle may be the archive's top level or its single top-level directory.
+    # The bundle may be the archive's top level or its single top-level directory; another collector's
+    # archive is found by its layout when the directory is opened.
     for candidate in (dest, *sorted(p for p in dest.iterdir() if p.is_dir())):
         if any((candidate / f).exists() for f in (MANIFEST, *(BY_NAME[k].file for k in REQUIRED))):
             return candidate
-    raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json)")
+    if _foreign(dest) is not None:
+        return dest
+    raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json, and not the layout of a "
+                      "troubleshoot support bundle or a must-gather)")
+
+
+def _twin(name: str, linkname: str, symbolic: bool) -> bool:
+    """A link to a file beside it in the same directory, with another extension (troubleshoot keeps a `.yaml`
+    link to each custom resource's `.json`, pkg/collect/cluster_resources.go): harmless and skipped. Any other
+    link is refused."""
+    link, target = PurePosixPath(name), PurePosixPath(linkname)
+    if symbolic:  # relative to the link's directory
+        target = link.parent / target if len(target.parts) == 1 else PurePosixPath("/")
+    return target.parent == link.parent and target.stem == link.stem and target.suffix != link.suffix

@@ -22,6 +22,8 @@ from analyzer.bundle.changed import manifest_findings
 from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
 from analyzer.bundle.checksum import start_hash
+from analyzer.bundle.formats import Format
+from analyzer.bundle.parts import files_label, path_in_file, read_kind
 from analyzer.bundle.forked import MEANWHILE_BYTES, PARENT_SHARE, parent_share
 from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, stream_list
 from analyzer.errors import BundleError
@@ -41,11 +43,13 @@ class Document:
     single: bool = False  # the file held one object (kubectl get pod X -o json), wrapped here
     # Set when only some items were kept (events: the failures readers use): items[i] was at positions[i].
     positions: list[int] | None = None
+    starts: tuple[tuple[int, str], ...] = ()  # another collector's files: where each begins (bundle/parts.py)
 
     def item_path(self, index: int) -> str:
-        if self.single:
-            return "$"
-        return f"$.items[{index if self.positions is None else self.positions[index]}]"
+        at = index if self.positions is None else self.positions[index]
+        if self.starts:
+            return path_in_file(self.starts, at)
+        return "$" if self.single else f"$.items[{at}]"
 
     def valid_items(self) -> Iterator[tuple[int, dict]]:
         invalid = self.invalid
@@ -245,6 +249,8 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
     """Every List of the catalog, in its order. A required kind's worker share is finished after the
     other files are read (the worker reads it meanwhile); any other's at once."""
     bundle = loaded.bundle
+    if bundle.format is not None:
+        return _read_format(loaded, bundle.format, schemas, strict=strict, sinks=sinks, progress=progress)
     for kind in NAMES:
         rel = f"{kind}.json"
         try:
@@ -294,9 +300,40 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
 
 
+def _read_format(loaded: Loaded, fmt: Format, schemas: SchemaSet, *, strict: bool, sinks: Mapping[str, ItemSink],
+                 progress: Callable[[str], Progress | None] | None) -> None:
+    """Another collector's archive (bundle/formats.py): each kind from its files into its one sink (bundle/parts.py).
+    A kind the format lacks is missing with the format's reason; its own collection errors are findings."""
+    for e in fmt.errors:
+        loaded.add(e.file, [(e.path, "the collection to succeed", e.message)])
+    if fmt.server is not None:
+        loaded.version = {"serverVersion": fmt.server}
+    for kind in NAMES:
+        parts = fmt.parts.get(kind)
+        if parts is None:
+            loaded.missing[kind] = fmt.lacks.get(kind) or f"{BY_NAME[kind].file} has no counterpart in this {fmt.name}"
+            if kind in REQUIRED:
+                problem = BundleError(BY_NAME[kind].file, f"missing: {loaded.missing[kind]}")
+                if strict or BY_NAME[kind].fatal_when_missing:
+                    raise problem
+                loaded.unreadable.append(problem)
+            continue
+        given, starts = sinks.get(kind), []
+        keep = KeepAll() if given is None else given
+        count = read_kind(loaded.bundle, parts, kind=kind, schemas=schemas, sink=keep, add=loaded.add, strict=strict,
+                          unreadable=loaded.unreadable, progress=progress, starts=starts)
+        if isinstance(keep, KeepAll):  # a KeepIf too: the items kept, each where it was
+            loaded.documents[kind] = Document(kind=kind, file=files_label(parts), items=keep.items, invalid=keep.invalid,
+                                              positions=keep.positions, starts=tuple(starts))
+        else:
+            loaded.streamed[kind] = count
+
+
 def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
     """version.json and the stored attempts: small files read whole."""
     bundle = loaded.bundle
+    if bundle.format is not None:
+        return
     if bundle.has(VERSION):
         try:
             version = read_checked(loaded, VERSION)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analyzer.bundle.catalog import NODES, PODS, RESOURCEQUOTAS
+from analyzer.bundle.catalog import BY_NAME, NODES, PODS, RESOURCEQUOTAS
 from analyzer.kube import BLOCKING_EFFECTS
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.bundle.reading import Bundle
@@ -32,7 +32,10 @@ _COMPARED = (PODS.file, NODES.file, RESOURCEQUOTAS.file)
 
 def _files(bundle: Bundle) -> dict[str, str]:
     """What was collected: file -> "collected", "failed" (the manifest says so, with kubectl's error)
-    or "missing" (the manifest lists it, the bundle lacks it). Without a manifest, the files present."""
+    or "missing" (the manifest lists it, the bundle lacks it). Without a manifest, the files present; in another
+    collector's archive, the kinds it holds, by our file names."""
+    if bundle.format is not None:
+        return {BY_NAME[k].file: COLLECTED for k in bundle.format.parts}
     if bundle.manifest and isinstance(bundle.manifest.get("files"), list):
         out = {}
         for e in bundle.manifest["files"]:

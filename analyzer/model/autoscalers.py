@@ -30,7 +30,7 @@ from analyzer.bundle.validation import Loaded, Violation
 from analyzer.model import quantity
 from analyzer.model.events import NOT_SCHEDULERS, component_of, event_time, instant
 from analyzer.model.quantity import QuantityError
-from analyzer.model.safe_yaml import NotYaml, UnsafeYaml, load_all
+from analyzer.bundle.safe_yaml import NotYaml, UnsafeYaml, load_all
 
 AUTOSCALERS = NOT_SCHEDULERS
 KARPENTER, CA = AUTOSCALERS

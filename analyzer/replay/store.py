@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.bundle.catalog import VERSION
+from analyzer.bundle.parts import raw_items
 from analyzer.bundle.raw import RawList, read_raw_list, read_raw_object
 from analyzer.bundle.reading import open_bundle
 from analyzer.errors import BundleError
@@ -115,6 +116,16 @@ def load_store(path: str | Path, *, shift_times: bool = True) -> Store:
         missing: dict[str, str] = {}
         warnings: list[str] = []
         for kind in RESOURCES:
+            fmt = bundle.format
+            if fmt is not None:  # another collector's archive: its files of the kind, read whole (bundle/parts.py)
+                if kind.name not in fmt.parts:
+                    missing[kind.name] = fmt.lacks.get(kind.name) or f"{kind.file} has no counterpart in this {fmt.name}"
+                    continue
+                items, problems = raw_items(bundle, fmt.parts[kind.name])
+                warnings += problems
+                served[kind.name] = _load_kind(kind, RawList(file=kind.file, items=items, resource_version=None,
+                                                             changed=()), warnings)
+                continue
             failed = bundle.failed.get(kind.name)
             if failed is not None:
                 missing[kind.name] = f"{kind.file} was not collected: the collector failed ({failed or 'no message'})"
@@ -127,7 +138,7 @@ def load_store(path: str | Path, *, shift_times: bool = True) -> Store:
             except BundleError as exc:
                 warnings.append(f"{exc}; {kind.resource} not served")
                 missing[kind.name] = f"{exc}; {kind.resource} are not served"
-        version = None
+        version = bundle.format.server if bundle.format is not None else None
         if bundle.has(VERSION):
             try:
                 doc = read_raw_object(bundle, VERSION)

@@ -108,6 +108,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
              ("Server version", _e(h.server_version or "not recorded")),
              ("Collected", _e(h.collected or "not recorded (no manifest.json)")),
              ("Collector", _e(h.collector or "not recorded")), ("Written by", _e(f"gpu-triage {h.version}")),
+             *((("Archive", _e(f"{h.archive}: {h.archive_lacks or ''}")),) if h.archive else ()),
              ("Targets", _e(_targets_line(data)))]
     for k, v in short:
         w(f"<dt>{k}</dt><dd>{v}</dd>\n")

@@ -90,6 +90,8 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f"| Server version | {_m(h.server_version or 'not recorded')} |\n")
     w(f"| Collected | {_m(h.collected or 'not recorded (no manifest.json)')} |\n")
     w(f"| Collector | {_m(h.collector or 'not recorded')} |\n")
+    if h.archive:
+        w(f"| Archive | {_m(h.archive)}: {_m(h.archive_lacks or '')} |\n")
     w(f"| Bundle | {_m(h.bundle)} |\n")
     w(f"| Written by | gpu-triage {_m(h.version)} |\n")
     if h.missing:

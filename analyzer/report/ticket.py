@@ -108,6 +108,7 @@ def report_data(analysis: "Analysis") -> ReportData:
     kubectl = manifest.get("kubectl") if isinstance(manifest.get("kubectl"), dict) else {}
     server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
     collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
+    fmt = analysis.bundle.format
     header = Header(
         bundle=_own_name(analysis.label),
         context=_text(manifest.get("context")),
@@ -120,6 +121,8 @@ def report_data(analysis: "Analysis") -> ReportData:
         notes=tuple(_clip(n) for n in analysis.notes),
         version=__version__,
         edited=tuple(_clip(n) for n in analysis.changed),
+        archive=None if fmt is None else f"{fmt.name} {fmt.version or '(version not recorded)'}",
+        archive_lacks=None if fmt is None else fmt.lacks_line,
     )
     pools, note = _pools(occupancy_of(analysis))
     scalers = autoscaler_rows(analysis.cluster.autoscalers, analysis.cluster.config)

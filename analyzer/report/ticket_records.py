@@ -71,6 +71,10 @@ class Header:
     notes: tuple[str, ...] = ()
     version: str = ""  # the gpu-triage that wrote the report
     edited: tuple[str, ...] = ()  # files changed after collection (a what-if): the answers are about them as they are
+    # Another collector's archive (a troubleshoot support bundle, a must-gather): its name and version, and
+    # what it does not collect for GPU triage.
+    archive: str | None = None
+    archive_lacks: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from analyzer.bundle.engines import violations
 from analyzer.bundle.validation import Loaded, Violation, check_pod_object
 from analyzer.errors import UsageError
-from analyzer.model.safe_yaml import NotYaml, UnsafeYaml, load_all
+from analyzer.bundle.safe_yaml import NotYaml, UnsafeYaml, load_all
 from analyzer.targets.server_text import text_for_pod
 from analyzer.model.target import ServerText, Target
 

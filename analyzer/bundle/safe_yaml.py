@@ -1,8 +1,8 @@
 """YAML from strangers, read safely: `safe_load` as Kubernetes reads YAML (into JSON), bounded.
 
-Used for pod manifests (targets/attempts.py) and for cluster-autoscaler's status, YAML inside a ConfigMap
-(model/autoscalers.py). A real document is a few hundred nodes. YAML aliases let a few bytes stand for billions
-of nodes ("billion laughs"); Kubernetes' YAML reader refuses excessive aliasing too. The expanded size is counted
+Used for pod manifests (targets/attempts.py), for cluster-autoscaler's status, YAML inside a ConfigMap
+(model/autoscalers.py), and for a must-gather's files (bundle/parts.py). A real document is a few hundred
+nodes. YAML aliases let a few bytes stand for billions of nodes ("billion laughs"); Kubernetes' YAML reader refuses excessive aliasing too. The expanded size is counted
 without expanding (a shared node is counted once per use, its size remembered).
 """
 
@@ -55,20 +55,36 @@ def _problem(exc: yaml.YAMLError) -> str:
     return str(exc).splitlines()[0]
 
 
-def load_all(text: str) -> list[object]:
-    """Every document of the text (None documents left out). Raises NotYaml or UnsafeYaml."""
+def _parse(text: str) -> list[object]:
+    """Every document of the text (None documents left out), as parsed: aliases shared, nothing bounded yet."""
     import yaml
 
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_loader()) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=_loader()) if d is not None]
     except yaml.YAMLError as exc:
         if "exceeded maximum nesting depth" in str(exc):  # libyaml's own bound (1000 levels)
             raise UnsafeYaml("nested too deeply") from None
         raise NotYaml(_problem(exc)) from None
     except RecursionError:
         raise UnsafeYaml("nested too deeply") from None
+
+
+def load_all(text: str) -> list[object]:
+    """Every document of the text (None documents left out). Raises NotYaml or UnsafeYaml."""
+    docs = _parse(text)
     check_tree(docs)
     return docs
+
+
+def load_unchecked(text: str) -> object:
+    """The text's one document (several: a list of them), parsed but not yet bounded: the caller bounds each
+    object of a large List on its own with check_tree (a must-gather's pods.yaml of a namespace holds thousands
+    of pods, far past MAX_NODES as one tree, each pod far below it). Aliases are shared, not copied, while
+    parsing, so an alias bomb costs nothing until it is checked. Raises NotYaml or UnsafeYaml (too deep)."""
+    docs = _parse(text)
+    if not docs:
+        raise NotYaml("no document in it")
+    return docs[0] if len(docs) == 1 else docs
 
 
 def check_tree(doc: object) -> None:
