@@ -21,7 +21,7 @@ from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
-from analyzer.model.events import scheduler_events
+from analyzer.model.events import bundle_time, scheduler_events
 from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.nominated import Nominated
@@ -153,7 +153,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    missing=dict(loaded.missing), findings=findings, quota_problems=p.quota_problems,
                    node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
-                   node_start=p.node_start, newest_pod=pods.newest)
+                   node_start=p.node_start, newest_pod=pods.newest,
+                   schedulers=pods.schedulers, now=bundle_time(loaded))
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

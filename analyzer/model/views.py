@@ -90,6 +90,9 @@ class Cluster:
     newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
     columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
     nominated: "Nominated | None" = None  # pending pods nominated to a node by preemption (None: there are none)
+    # Running pods that say they run a scheduler (model/schedulers.py): namespace/name -> (flagged names, other names)
+    schedulers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    now: tuple[str, str] | None = None  # the bundle's time and its source (model/events.bundle_time)
 
     @property
     def new_taint_wording(self) -> bool:

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer import words as w
-from analyzer.rules import admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, volumes
+from analyzer.rules import (admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, schedulers,
+                            volumes)
 from analyzer.rules.case import Case, Decision
 
 
@@ -37,6 +38,7 @@ ORDER: tuple[Rule, ...] = (
     # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
     Rule(rows="8-9, 11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.SCHEDULING_GATED), decide=queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
+    Rule(rows="12", words=(w.NO_SCHEDULER,), decide=schedulers.decide),  # a scheduler nothing runs
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
     Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
