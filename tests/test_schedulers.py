@@ -172,7 +172,155 @@ def test_which_pod_runs_a_scheduler() -> None:
     assert runs("volcano", *says(volcano, {"app": "volcano-scheduler"}))
     assert not runs("volcano", *says(controllers, {"app": "volcano-controller"}))
     assert not runs("volcano", *says(webhook, {"app": "volcano-admission"}))
-    assert says([{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1"}], {"app": "train"}) == ((), ())
+    assert says([{"name": "cuda", "image": "nvcr.io/nvidia/cuda:12.4.1"}], {"app": "train"}) == ((), (), ())
     assert not runs("my-scheduler", *says(HAMI_SCHEDULER))
     # hostile values: no traceback, nothing recognised
-    assert says([{"name": 3, "image": None, "args": "--scheduler-name=x"}, "junk"], {"app": ["sched"]}) == ((), ())
+    assert says([{"name": 3, "image": None, "args": "--scheduler-name=x"}, "junk"], {"app": ["sched"]}) == ((), (), ())
+
+
+# -- HAMi's and Volcano's device accounting --------------------------------------------------------------------
+# Node registration in HAMi's JSON (v2.8.0 and later, pkg/device/devices.go DeviceInfo) and colon format (v2.7.1
+# DecodeNodeDevices); the handshake as pkg/device/devices.go CheckHealth reads it; allocations as
+# EncodeContainerDevices writes them. Volcano's as pkg/scheduler/api/devices/nvidia/vgpu/utils.go writes them.
+
+CARDS = [f"GPU-{i}a1b2c3d4-0000-4000-8000-00000000000{i}" for i in range(4)]
+
+
+def _hami_json(memory: int = 40960, card_type: str = "NVIDIA-NVIDIA A100-SXM4-40GB") -> str:
+    return json.dumps([{"id": u, "index": i, "count": 10, "devmem": memory, "devcore": 100, "type": card_type,
+                        "numa": 0, "mode": "hami-core", "health": True} for i, u in enumerate(CARDS)])
+
+
+def _hami_colon() -> str:
+    return "".join(f"{u},10,40960,100,NVIDIA-NVIDIA A100-SXM4-40GB,0,true,{i},hami-core:" for i, u in enumerate(CARDS))
+
+
+def _hami_bundle(tmp_path: Path, *, register: str | None = None, handshake: str = "Reported_2026-11-29 17:17:10",
+                 image: str = "docker.io/projecthami/hami:v2.8.0", asks: dict | None = None,
+                 annotations: dict | None = None, allocation: str | None = None) -> Path:
+    """gpu-ok registered with HAMi (4 A100 40 GB cards, 10 shares each, advertised as 40 nvidia.com/gpu); the
+    recording's filler-a holds 3 of kube-scheduler's count and, by its allocation, nearly all of 3 cards' memory;
+    a second bound pod nearly all of the fourth's; `lab/hami-train` asks 1 card with 8000 MiB."""
+    root, pods, events = _bundle(tmp_path)
+    nodes = json.loads((root / "nodes.json").read_text())
+    node = next(n for n in nodes["items"] if n["metadata"]["name"] == "gpu-ok")
+    node["metadata"]["annotations"][HAMI_REGISTER] = _hami_json() if register is None else register
+    node["metadata"]["annotations"]["hami.io/node-handshake"] = handshake
+    for part in ("capacity", "allocatable"):
+        node["status"][part]["nvidia.com/gpu"] = "40"
+    (root / "nodes.json").write_text(json.dumps(nodes))
+    filler = _pod(pods, "filler-a")
+    filler["metadata"].setdefault("annotations", {})[HAMI_ALLOCATED] = (
+        "".join(f"{u},NVIDIA,38000,0:" for u in CARDS[:3]) + ";" if allocation is None else allocation)
+    other = copy.deepcopy(filler)
+    other["metadata"].update(name="filler-c", uid="uid-filler-c")
+    other["metadata"]["annotations"] = {HAMI_ALLOCATED: f"{CARDS[3]},NVIDIA,36000,30:;"}
+    other["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
+    pods["items"].append(other)
+    _unseen(pods, events, name="hami-train", scheduler="hami-scheduler", annotations=annotations,
+            limits=asks or {"nvidia.com/gpu": "1", "nvidia.com/gpumem": "8000"})
+    hami = copy.deepcopy(HAMI_SCHEDULER)
+    hami[1]["image"] = image
+    _scheduler_pod(pods, namespace="kube-system", name="hami-scheduler-7d9c", containers=hami,
+                   labels={"app.kubernetes.io/component": "hami-scheduler"})
+    _save(root, pods, events)
+    return root
+
+
+HAMI_REGISTER = "hami.io/node-nvidia-register"
+HAMI_ALLOCATED = "hami.io/vgpu-devices-allocated"
+
+
+def test_hami_every_card_short_of_memory_is_exhausted_per_card(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path)
+    v = analyse_dir(root)["lab/hami-train"]
+    assert v.word == w.EXHAUSTED, v.reason  # kube-scheduler's count: 36 of 40 nvidia.com/gpu free
+    assert "gpu-ok" in v.reason and "8000 MiB asked" in v.reason
+    cards = v.evidence["vgpu"]["nodes"]["gpu-ok"]["cards"]
+    assert any(CARDS[3] in c and "4960 of 40960 MiB free" in c for c in cards)
+    assert any(CARDS[0] in c and "2960 of 40960 MiB free" in c for c in cards)
+    out = run_cli("why", root, "lab/hami-train", "--explain", check=True).stdout
+    assert "On node gpu-ok, HAMi cannot take it" in out and "{" not in out.split("Evidence:")[1]
+    # the default scheduler's pod on the same node is judged by kube-scheduler's count alone (40 GPUs now: it fits)
+    assert "vgpu" not in analyse_dir(root)["lab/exhausted"].evidence
+
+
+def test_hami_colon_format_before_v2_8_reads_the_same(tmp_path: Path) -> None:
+    assert analyse_dir(_hami_bundle(tmp_path, register=_hami_colon()))["lab/hami-train"].word == w.EXHAUSTED
+
+
+def test_hami_small_ask_fits(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path, asks={"nvidia.com/gpu": "1", "nvidia.com/gpumem": "2000"})
+    v = analyse_dir(root)["lab/hami-train"]
+    assert v.word == w.FITS_NOW, v.reason
+    assert v.evidence["vgpu"]["fits_on"] == ["gpu-ok"]
+
+
+def test_hami_stale_handshake_is_no_gpu_node_with_its_age(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path, handshake="Requesting_2026-11-29 17:10:00")
+    v = analyse_dir(root)["lab/hami-train"]
+    assert v.word == w.NO_GPU_NODE and "gpu-ok" in v.reason and "437 s" in v.reason
+    # From v2.9.0 an expired handshake is ignored while the node still advertises nvidia.com/gpu.
+    root = _hami_bundle(tmp_path / "v29", handshake="Requesting_2026-11-29 17:10:00",
+                        image="docker.io/projecthami/hami:v2.9.0")
+    assert analyse_dir(root)["lab/hami-train"].word == w.EXHAUSTED
+
+
+def test_hami_gpu_type_no_card_meets_is_selector_mismatch(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path, annotations={"nvidia.com/use-gputype": "H100"})
+    v = analyse_dir(root)["lab/hami-train"]
+    assert v.word == w.SELECTOR_MISMATCH and "A100" in v.reason
+
+
+def test_hami_bad_annotations_are_findings_not_tracebacks(tmp_path: Path) -> None:
+    for i, (register, handshake, allocation) in enumerate((
+            ("garbage", "Reported_2026-11-29 17:17:10", None),
+            (_hami_json(memory=-1), "Reported_2026-11-29 17:17:10", None),
+            (None, "Requesting_2099-01-01 00:00:00", None),  # in the future: read as fresh
+            (None, "Requesting_not a time", "GPU-x,NVIDIA,lots,0:;"))):
+        root = _hami_bundle(tmp_path / str(i), register=register, handshake=handshake, allocation=allocation)
+        result = run_cli("analyze", root, "-o", "json")
+        assert "Traceback" not in result.stderr and result.returncode in (0, 1, 2), result.stderr
+        v = analyse_dir(root)["lab/hami-train"]
+        if i < 2:
+            assert v.word == w.NO_GPU_NODE and "unreadable" in v.reason, v.reason
+        else:
+            assert v.word in (w.EXHAUSTED, w.FITS_NOW, w.UNCLASSIFIED), v.reason
+
+
+def test_volcano_vgpu_memory_accounting(tmp_path: Path) -> None:
+    """Volcano registers `uuid,count,devmem,type,health,mode` per card and is registered only while its three
+    resources are allocatable (vgpu/device_info.go NewGPUDevices)."""
+    root, pods, events = _bundle(tmp_path)
+    nodes = json.loads((root / "nodes.json").read_text())
+    node = next(n for n in nodes["items"] if n["metadata"]["name"] == "gpu-ok")
+    node["metadata"]["annotations"]["volcano.sh/node-vgpu-register"] = "".join(
+        f"{u},10,40960,NVIDIA-A100-SXM4-40GB,true,hami-core:" for u in CARDS[:2])
+    for part in ("capacity", "allocatable"):
+        node["status"][part].update({"volcano.sh/vgpu-number": "20", "volcano.sh/vgpu-memory": "81920",
+                                     "volcano.sh/vgpu-cores": "200"})
+    (root / "nodes.json").write_text(json.dumps(nodes))
+    filler = _pod(pods, "filler-a")
+    filler["metadata"].setdefault("annotations", {})["volcano.sh/vgpu-ids-new"] = (
+        f"{CARDS[0]},NVIDIA,38000,0:{CARDS[1]},NVIDIA,39000,0:;")
+    _unseen(pods, events, name="vc-train", scheduler="volcano",
+            limits={"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "8000"})
+    _scheduler_pod(pods, namespace="volcano-system", name="volcano-scheduler-0", labels={"app": "volcano-scheduler"},
+                   containers=[{"name": "volcano-scheduler", "image": "docker.io/volcanosh/vc-scheduler:v1.12.1"}])
+    _save(root, pods, events)
+    v = analyse_dir(root)["lab/vc-train"]
+    assert v.word == w.EXHAUSTED and "Volcano" in v.reason, v.reason
+    # Its resources no longer allocatable: not registered.
+    for part in ("capacity", "allocatable"):
+        node["status"][part]["volcano.sh/vgpu-cores"] = "0"
+    (root / "nodes.json").write_text(json.dumps(nodes))
+    v = analyse_dir(root)["lab/vc-train"]
+    assert v.word in (w.NO_GPU_NODE, w.ALLOCATABLE_ZERO), v.reason
+
+
+def test_nodes_shows_each_shared_card_as_its_scheduler_counts_it(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path, handshake="Requesting_2026-11-29 17:10:00")
+    out = run_cli("nodes", root, check=True).stdout
+    line = next(x for x in out.splitlines() if CARDS[3] in x)
+    assert "36000 MiB" in line and "4960 MiB" in line and "30%" in line and "1/10" in line and "437s ago" in line
+    assert "handshake" in line  # the problem: an expired handshake

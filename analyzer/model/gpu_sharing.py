@@ -15,8 +15,9 @@ HAMI_MEMORY = "nvidia.com/gpumem"
 HAMI_MEMORY_PERCENTAGE = "nvidia.com/gpumem-percentage"
 HAMI_CORES = "nvidia.com/gpucores"
 HAMI_RESOURCES: tuple[str, ...] = (HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, HAMI_CORES)
-HAMI_ANNOTATIONS: tuple[str, ...] = ("nvidia.com/use-gputype", "nvidia.com/nouse-gputype", "nvidia.com/use-gpuuuid",
-                                     "nvidia.com/nouse-gpuuuid")
+HAMI_USE_TYPE = "nvidia.com/use-gputype"
+HAMI_NOUSE_TYPE = "nvidia.com/nouse-gputype"
+HAMI_ANNOTATIONS: tuple[str, ...] = (HAMI_USE_TYPE, HAMI_NOUSE_TYPE, "nvidia.com/use-gpuuuid", "nvidia.com/nouse-gpuuuid")
 
 # Volcano's vGPU device plugin advertises these three on its nodes (they are ordinary extended resources there).
 VOLCANO_NUMBER = "volcano.sh/vgpu-number"
@@ -27,6 +28,9 @@ VOLCANO_RESOURCES: tuple[str, ...] = (VOLCANO_NUMBER, VOLCANO_MEMORY, "volcano.s
 
 KAI_SCHEDULER = "kai-scheduler"
 KAI_ANNOTATIONS: tuple[str, ...] = ("gpu-fraction", "gpu-memory")
+
+# A bound pod's allocation as HAMi and Volcano write it (model/vgpu.py reads it): annotation -> whose it is.
+ALLOCATION_ANNOTATIONS: dict[str, str] = {"hami.io/vgpu-devices-allocated": "HAMi", "volcano.sh/vgpu-ids-new": "Volcano"}
 
 # The pod annotations a sharing rule reads (model/pods_index.py keeps these on a target).
 SHARING_ANNOTATIONS: tuple[str, ...] = HAMI_ANNOTATIONS + KAI_ANNOTATIONS

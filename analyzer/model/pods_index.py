@@ -14,12 +14,12 @@ from analyzer.bundle.validation import Violation
 from analyzer.kube import GROUP_ANNOTATIONS, PROVREQ_ANNOTATIONS, QUEUE_LABEL, TERMINATED
 from analyzer.model import quantity
 from analyzer.model.accelerators import is_extended
-from analyzer.model.gpu_sharing import SHARING_ANNOTATIONS
+from analyzer.model.gpu_sharing import ALLOCATION_ANNOTATIONS, SHARING_ANNOTATIONS
 from analyzer.model.pod_status import is_bound_target
 from analyzer.model.placement import LabelSets, NominatedRow, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.podspec import effective_requests, nominated_node, priority_of
 from analyzer.model.quantity import QuantityError
-from analyzer.model.schedulers import scheduler_names
+from analyzer.model.schedulers import Says, scheduler_names
 from analyzer.model.target import Target
 from analyzer.model.views import BoundPod, Findings
 
@@ -118,7 +118,9 @@ class PodsIndex:
         # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
         self.newest: dict[str, tuple[str, str, str, str]] = {}
         # Running pods that say they run a scheduler: namespace/name -> (its --scheduler-name values, other names)
-        self.schedulers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self.schedulers: dict[str, Says] = {}
+        # Bound pods' vGPU allocations (model/vgpu.py): (node, namespace/name, annotation key, its text)
+        self.vgpu_allocations: list[tuple[str, str, str, str]] = []
 
     def _requests(self, spec: dict) -> dict[str, int]:
         """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
@@ -176,6 +178,13 @@ class PodsIndex:
             says = scheduler_names(spec, meta.get("labels") or {})
             if says[0] or says[1]:
                 self.schedulers[key] = says
+        if counts:
+            annotations = meta.get("annotations")
+            if annotations:
+                for k in ALLOCATION_ANNOTATIONS:
+                    text = annotations.get(k)
+                    if isinstance(text, str):
+                        self.vgpu_allocations.append((node, key, k, text))
         requests = None
         try:
             # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
@@ -243,7 +252,8 @@ class PodsIndex:
                                        self.states, self.placed, self.label_sets.sets, self.label_sets.keys(),
                                        self.newest, self.nominated))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
-        return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates, self.schedulers
+        return (bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates, self.schedulers,
+                self.vgpu_allocations)
 
     def merge(self, summary: tuple) -> bool:
         """The worker's part, as if its items had been added here after this index's own; False, changing
@@ -251,7 +261,7 @@ class PodsIndex:
         name and uid the finding names depends on the pods before it: read the part here)."""
         import msgspec
 
-        bulk, bare, unknown, asked, found, duplicates, schedulers = summary
+        bulk, bare, unknown, asked, found, duplicates, schedulers, allocations = summary
         if duplicates:
             return False
         # Decoded to the rows' own types (tuples, not lists): msgspec builds them, no Python loop remakes them.
@@ -288,6 +298,7 @@ class PodsIndex:
             self.asked = asked
         self.findings.items.extend(found)
         self.schedulers.update(schedulers)
+        self.vgpu_allocations.extend(allocations)
         if self.states is not None:
             self.states.update(states)
         for controller, theirs in newest.items():

@@ -69,13 +69,17 @@ def _mentions(spec: dict, labels: dict) -> bool:
     return any("sched" in _text(labels.get(k)) for k in NAME_LABELS)
 
 
-def scheduler_names(spec: dict, labels: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """What a Running pod says it runs: (names given by --scheduler-name, other names it goes by). Both empty for a
-    pod that is no scheduler (or only a helper)."""
+Says = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+
+def scheduler_names(spec: dict, labels: dict) -> Says:
+    """What a Running pod says it runs: (names given by --scheduler-name, other names it goes by, its images). All
+    empty for a pod that is no scheduler (or only a helper)."""
     if not isinstance(spec, dict) or not _mentions(spec, labels if isinstance(labels, dict) else {}):
-        return (), ()
+        return (), (), ()
     flagged: list[str] = []
     names: list[str] = []
+    images: list[str] = []
     for c in spec.get("containers") or ():
         if not isinstance(c, dict):
             continue
@@ -85,11 +89,15 @@ def scheduler_names(spec: dict, labels: dict) -> tuple[tuple[str, ...], tuple[st
             continue
         flagged += _flag_values(_strings(c.get("command")) + _strings(c.get("args")))
         names += [name, *parts]
+        images.append(_text(c.get("image")))
     if names and isinstance(labels, dict):
         names += [str(labels[k]) for k in NAME_LABELS if isinstance(labels.get(k), str)]
-    return tuple(dict.fromkeys(flagged)), tuple(dict.fromkeys(n for n in names if n))
+    names = [n for n in names if n]
+    if not flagged and not names:
+        return (), (), ()
+    return tuple(dict.fromkeys(flagged)), tuple(dict.fromkeys(names)), tuple(i for i in images if i)
 
 
-def runs(scheduler: str, flagged: tuple[str, ...], names: tuple[str, ...]) -> bool:
+def runs(scheduler: str, flagged: tuple[str, ...], names: tuple[str, ...], _images: tuple[str, ...] = ()) -> bool:
     """Does a pod that says (flagged, names) run `scheduler`?"""
     return scheduler in flagged or scheduler in names or f"{scheduler}-scheduler" in names

@@ -31,7 +31,7 @@ def _looked_at(case: Case) -> bool:
 
 def running(name: str, case: Case) -> list[str]:
     """The Running pods (namespace/name) that run the scheduler `name`."""
-    return [pod for pod, (flagged, names) in case.cluster.schedulers.items() if runs(name, flagged, names)]
+    return [pod for pod, says in case.cluster.schedulers.items() if runs(name, *says)]
 
 
 def _duration(seconds: int) -> str:
@@ -54,7 +54,7 @@ def decide(case: Case) -> Decision | None:
     age = seconds_between(instant(t.created_at), now[0]) if now is not None else None
     if age is not None and age < FRESH_SECONDS:
         return None
-    seen = sorted({n for _, names in case.cluster.schedulers.values() for n in names})
+    seen = sorted({n for says in case.cluster.schedulers.values() for n in says[1]})
     case.evidence["scheduler"] = {"schedulerName": name, "age_seconds": age,
                                   "bundle_time": now[1] if now is not None else None,
                                   "schedulers_seen": [p for p in sorted(case.cluster.schedulers)][:10],
