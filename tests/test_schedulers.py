@@ -324,3 +324,22 @@ def test_nodes_shows_each_shared_card_as_its_scheduler_counts_it(tmp_path: Path)
     line = next(x for x in out.splitlines() if CARDS[3] in x)
     assert "36000 MiB" in line and "4960 MiB" in line and "30%" in line and "1/10" in line and "437s ago" in line
     assert "handshake" in line  # the problem: an expired handshake
+
+
+def test_generator_hami_world_keeps_every_truth_word(tmp_path: Path) -> None:
+    """`generate_bundle.py --hami`: half the GPU pods for hami-scheduler, the GPU nodes registered with HAMi (JSON,
+    fresh handshake), HAMi's scheduler running; whole cards keep kube-scheduler's and HAMi's counts equal."""
+    from helpers import generate_with_truth
+
+    bundle, truth = generate_with_truth(tmp_path, "--hami")
+    result = run_cli("analyze", bundle, "-o", "words")
+    assert sorted(result.stdout.splitlines()) == truth.read_text().splitlines()
+    pods = json.loads((bundle / "pods.json").read_text())["items"]
+    hami = [p for p in pods if p["spec"].get("schedulerName") == "hami-scheduler"]
+    gpu = [p for p in pods if any("nvidia.com/gpu" in ((c.get("resources") or {}).get("limits") or {})
+                                  for c in p["spec"]["containers"])]
+    assert 0.4 * len(gpu) <= len(hami) <= 0.6 * len(gpu)
+    assert any(HAMI_ALLOCATED in (p["metadata"].get("annotations") or {}) for p in hami)
+    nodes = json.loads((bundle / "nodes.json").read_text())["items"]
+    assert any(HAMI_REGISTER in (n["metadata"].get("annotations") or {}) for n in nodes)
+    assert "HAMi" in run_cli("nodes", bundle, check=True).stdout
