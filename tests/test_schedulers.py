@@ -343,3 +343,30 @@ def test_generator_hami_world_keeps_every_truth_word(tmp_path: Path) -> None:
     nodes = json.loads((bundle / "nodes.json").read_text())["items"]
     assert any(HAMI_REGISTER in (n["metadata"].get("annotations") or {}) for n in nodes)
     assert "HAMi" in run_cli("nodes", bundle, check=True).stdout
+
+
+def test_kai_failed_reservation_pod_is_node_runtime_for_the_pod_it_serves(tmp_path: Path) -> None:
+    """KAI's binder binds a fraction pod only once its GPU's reservation pod runs (pkg/binder/binding/
+    resourcereservation/resource_reservation.go; the pods share the `runai-gpu-group` label, the reservation pod
+    lives in `kai-resource-reservation`, pkg/common/constants/constants.go)."""
+    root, pods, events = _bundle(tmp_path)
+    frac = _unseen(pods, events, name="kai-frac", scheduler="kai-scheduler", annotations={"gpu-fraction": "0.5"},
+                   limits={})
+    frac["metadata"]["labels"]["runai-gpu-group"] = "3f1c9a2e-group"
+    _event_for(events, "kai-frac", component="kai-scheduler", message="Binding failed: reservation pod not running")
+    _scheduler_pod(pods, namespace="kai-scheduler", name="scheduler-6c8f", containers=KAI_SCHEDULER,
+                   labels={"app": "scheduler"})
+    res = copy.deepcopy(_pod(pods, "filler-a"))
+    res["metadata"].update(namespace="kai-resource-reservation", name="gpu-reservation-gpu-ok-x7k2p",
+                           uid="uid-reservation", labels={"app": "kai-resource-reservation",
+                                                          "runai-gpu-group": "3f1c9a2e-group"})
+    res["spec"]["containers"][0]["image"] = "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.9.3"
+    res["status"]["phase"] = "Pending"
+    res["status"]["containerStatuses"][0].update(ready=False, started=False, state={"waiting": {
+        "reason": "ImagePullBackOff", "message": 'Back-off pulling image "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.9.3"'}})
+    pods["items"].append(res)
+    _save(root, pods, events)
+    v = analyse_dir(root)["lab/kai-frac"]
+    assert v.word == w.NODE_RUNTIME, v.reason
+    assert "kai-resource-reservation/gpu-reservation-gpu-ok-x7k2p" in v.reason and "gpu-ok" in v.reason
+    assert "ImagePullBackOff" in v.reason

@@ -160,7 +160,8 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
                    node_start=p.node_start, newest_pod=pods.newest,
-                   schedulers=pods.schedulers, now=now, vgpu=vgpu)
+                   schedulers=pods.schedulers, now=now, vgpu=vgpu,
+                   reservations=pods.reservations)
 
 
 def _vgpu(loaded: Loaded, nodes: list[NodeView] | None, pods: PodsIndex, now: str | None) -> VgpuWorld | None:

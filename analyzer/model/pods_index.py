@@ -19,7 +19,7 @@ from analyzer.model.pod_status import is_bound_target
 from analyzer.model.placement import LabelSets, NominatedRow, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.podspec import effective_requests, nominated_node, priority_of
 from analyzer.model.quantity import QuantityError
-from analyzer.model.schedulers import Says, scheduler_names
+from analyzer.model.schedulers import RESERVATION_NAMESPACES, Reservation, Says, reservation_of, scheduler_names
 from analyzer.model.target import Target
 from analyzer.model.views import BoundPod, Findings
 
@@ -119,6 +119,8 @@ class PodsIndex:
         self.newest: dict[str, tuple[str, str, str, str]] = {}
         # Running pods that say they run a scheduler: namespace/name -> (its --scheduler-name values, other names)
         self.schedulers: dict[str, Says] = {}
+        # KAI's reservation pods (model/schedulers.py Reservation): GPU group -> what its pod shows
+        self.reservations: dict[str, Reservation] = {}
         # Bound pods' vGPU allocations (model/vgpu.py): (node, namespace/name, annotation key, its text)
         self.vgpu_allocations: list[tuple[str, str, str, str]] = []
 
@@ -178,6 +180,10 @@ class PodsIndex:
             says = scheduler_names(spec, meta.get("labels") or {})
             if says[0] or says[1]:
                 self.schedulers[key] = says
+        if ns in RESERVATION_NAMESPACES:
+            found = reservation_of(key, meta, node, status)
+            if found is not None:
+                self.reservations[found.group] = found
         if counts:
             annotations = meta.get("annotations")
             if annotations:
@@ -253,7 +259,7 @@ class PodsIndex:
                                        self.newest, self.nominated))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
         return (bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates, self.schedulers,
-                self.vgpu_allocations)
+                self.vgpu_allocations, self.reservations)
 
     def merge(self, summary: tuple) -> bool:
         """The worker's part, as if its items had been added here after this index's own; False, changing
@@ -261,7 +267,7 @@ class PodsIndex:
         name and uid the finding names depends on the pods before it: read the part here)."""
         import msgspec
 
-        bulk, bare, unknown, asked, found, duplicates, schedulers, allocations = summary
+        bulk, bare, unknown, asked, found, duplicates, schedulers, allocations, reservations = summary
         if duplicates:
             return False
         # Decoded to the rows' own types (tuples, not lists): msgspec builds them, no Python loop remakes them.
@@ -299,6 +305,7 @@ class PodsIndex:
         self.findings.items.extend(found)
         self.schedulers.update(schedulers)
         self.vgpu_allocations.extend(allocations)
+        self.reservations.update(reservations)
         if self.states is not None:
             self.states.update(states)
         for controller, theirs in newest.items():

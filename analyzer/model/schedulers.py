@@ -19,6 +19,8 @@ mentions "sched" (every scheduler named above does).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 HELPER_WORDS: tuple[str, ...] = ("controller", "binder", "webhook", "admission", "device-plugin", "operator",
                                  "podgrouper")
 NAME_LABELS: tuple[str, ...] = ("app", "app.kubernetes.io/name", "app.kubernetes.io/component", "component", "k8s-app")
@@ -101,3 +103,39 @@ def scheduler_names(spec: dict, labels: dict) -> Says:
 def runs(scheduler: str, flagged: tuple[str, ...], names: tuple[str, ...], _images: tuple[str, ...] = ()) -> bool:
     """Does a pod that says (flagged, names) run `scheduler`?"""
     return scheduler in flagged or scheduler in names or f"{scheduler}-scheduler" in names
+
+
+# KAI-Scheduler's reservation pods: one per shared GPU, labelled with the GPU group the fraction pods carry
+# (pkg/common/constants/constants.go GPUGroup, DefaultResourceReservationName; `runai-reservation` before v0.6.0).
+RESERVATION_NAMESPACES: tuple[str, ...] = ("kai-resource-reservation", "runai-reservation")
+GPU_GROUP = "runai-gpu-group"
+FAILED_WAITING = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff", "RunContainerError",
+                  "CreateContainerError", "CreateContainerConfigError", "StartError")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reservation:
+    """A KAI reservation pod, and how it failed ("" when it did not)."""
+
+    group: str
+    pod: str  # namespace/name
+    node: str
+    failed: str
+
+
+def reservation_of(key: str, meta: dict, node: str, status: dict) -> Reservation | None:
+    labels = meta.get("labels")
+    group = labels.get(GPU_GROUP) if isinstance(labels, dict) else None
+    if not isinstance(group, str) or not group:
+        return None
+    failed = ""
+    if status.get("phase") == "Failed":
+        failed = f"phase Failed ({_text(status.get('reason')) or 'no reason'}: {_text(status.get('message'))})"
+    for cs in status.get("containerStatuses") or ():
+        if failed or not isinstance(cs, dict):
+            continue
+        state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
+        waiting = state.get("waiting") if isinstance(state.get("waiting"), dict) else {}
+        if waiting.get("reason") in FAILED_WAITING:
+            failed = f"container {_text(cs.get('name'))} waiting: {waiting['reason']}: {_text(waiting.get('message'))}"
+    return Reservation(group=group, pod=key, node=node, failed=failed)

@@ -41,6 +41,7 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="12", words=(w.NO_SCHEDULER,), decide=schedulers.decide),  # a scheduler nothing runs
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
     Rule(rows="13-14, 16-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NODE_RUNTIME, w.NODE_SIDE), decide=node_start.decide),
+    Rule(rows="16", words=(w.NODE_RUNTIME,), decide=schedulers.reservation),  # KAI's reservation pod failed
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in

@@ -14,7 +14,7 @@ from analyzer.evidence import prose
 from analyzer.kube import DEFAULT_SCHEDULER
 from analyzer.model.autoscalers import seconds_between
 from analyzer.model.events import instant
-from analyzer.model.schedulers import runs
+from analyzer.model.schedulers import GPU_GROUP, runs
 from analyzer.rules.case import Case, Decision
 
 FRESH_SECONDS = 60  # a younger pod may simply not have been seen yet (schedulers.md)
@@ -63,6 +63,28 @@ def decide(case: Case) -> Decision | None:
     return Decision(word=words.NO_SCHEDULER,
                     reason=f"spec.schedulerName {name!r}: no Running pod in the bundle runs that scheduler, and none "
                            f"has looked at the pod ({when}, no PodScheduled condition, no FailedScheduling event)")
+
+
+def reservation(case: Case) -> Decision | None:
+    """`node-runtime` for a KAI fraction pod whose GPU's reservation pod failed on its node (schedulers.md): KAI's
+    binder binds the pod only once the reservation pod runs (pkg/binder/binding/resourcereservation)."""
+    group = case.target.labels.get(GPU_GROUP) if isinstance(case.target.labels, dict) else None
+    found = case.cluster.reservations.get(group) if isinstance(group, str) else None
+    if found is None or not found.failed:
+        return None
+    case.evidence["kai_reservation"] = {"pod": found.pod, "node": found.node, "group": found.group,
+                                        "failed": found.failed}
+    return Decision(word=words.NODE_RUNTIME,
+                    reason=f"KAI's reservation pod {found.pod} for its GPU group {found.group} on node "
+                           f"{found.node or '(none)'} failed: {found.failed}")
+
+
+@prose.says("kai_reservation")
+def _say_reservation(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    return [f"KAI serves its GPU fraction through the reservation pod {value.get('pod')} on node {value.get('node')} "
+            f"(GPU group {value.get('group')}); that pod failed: {value.get('failed')}."]
 
 
 @prose.says("scheduler")
