@@ -286,6 +286,8 @@ def test_hami_bad_annotations_are_findings_not_tracebacks(tmp_path: Path) -> Non
             assert v.word == w.NO_GPU_NODE and "unreadable" in v.reason, v.reason
         else:
             assert v.word in (w.EXHAUSTED, w.FITS_NOW, w.UNCLASSIFIED), v.reason
+        if i == 2:
+            assert "hami.io/node-handshake" in result.stderr + result.stdout  # the future time is a finding
 
 
 def test_volcano_vgpu_memory_accounting(tmp_path: Path) -> None:

@@ -248,6 +248,10 @@ def build_vgpu(nodes: list[tuple[str, dict, dict[str, int]]], allocations: list[
     if not regs[HAMI] and not regs[VOLCANO] and not allocations:
         return None
     world = VgpuWorld(registrations=regs, use={})
+    for node, reg in regs[HAMI].items():
+        if reg.handshake_age is not None and reg.handshake_age < -HANDSHAKE_TIMEOUT:  # beyond clock skew
+            world.findings.append(("nodes.json", f"{node} annotation {HAMI_HANDSHAKE}",
+                                   "a time before the bundle's", f"{reg.handshake!r}, {-reg.handshake_age} s later"))
     for vendor, by_node in regs.items():
         for node, reg in by_node.items():
             for c in reg.cards:
