@@ -26,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from analyzer.bundle.catalog import NODES, PODS
 from analyzer.model.autoscalers import seconds_between
 from analyzer.model.events import SchedulerSaid, instant
 from analyzer.model.gpu_sharing import ALLOCATION_ANNOTATIONS
@@ -250,7 +251,7 @@ def build_vgpu(nodes: list[tuple[str, dict, dict[str, int]]], allocations: list[
     world = VgpuWorld(registrations=regs, use={})
     for node, reg in regs[HAMI].items():
         if reg.handshake_age is not None and reg.handshake_age < -HANDSHAKE_TIMEOUT:  # beyond clock skew
-            world.findings.append(("nodes.json", f"{node} annotation {HAMI_HANDSHAKE}",
+            world.findings.append((NODES.file, f"{node} annotation {HAMI_HANDSHAKE}",
                                    "a time before the bundle's", f"{reg.handshake!r}, {-reg.handshake_age} s later"))
     for vendor, by_node in regs.items():
         for node, reg in by_node.items():
@@ -261,7 +262,7 @@ def build_vgpu(nodes: list[tuple[str, dict, dict[str, int]]], allocations: list[
         try:
             held = parse_allocation(text)
         except FormatError as exc:
-            world.findings.append(("pods.json", f"{pod} annotation {key}", "uuid,type,memory,cores per card", str(exc)))
+            world.findings.append((PODS.file, f"{pod} annotation {key}", "uuid,type,memory,cores per card", str(exc)))
             continue
         for uuid, memory, cores in held:
             use = world.use.get((vendor, node, uuid))
