@@ -213,6 +213,8 @@ class Classifier:
             sched["rebuilt"] = None
             sched["comparison"] = ("the scheduler never queues a pod whose ResourceClaim or template is missing: "
                                    "no PodScheduled condition and no event are expected")
+        elif word == words.NO_SCHEDULER:
+            sched["comparison"] = "no scheduler runs for it: no PodScheduled condition and no event are expected"
         elif (c.nodes and target.spec is not None and not target.node_name and word not in QUEUE_DECIDED
               and not (case.evidence.get("queue") or {}).get("rebuilt")):  # a queue decided: no node was asked
             funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin

@@ -297,6 +297,7 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "no-resourceclaim", "no-deviceclass", "device-selector-mismatch", "queue-misconfigured", "queue-quota",
         "queue-topology",  # tests/test_queue_topology.py, on the recorded Kueue bundle with a Topology added
         "scaling-up", "scale-up-blocked",
+        "no-scheduler",  # tests/test_schedulers.py, beside the scheduler pods it recognises
         # the volume and inter-pod words need claims and neighbours: tests/test_filters_*.py, on their recordings
         "no-volumeclaim", "volume-unbound", "volume-node-conflict", "pod-affinity", "topology-spread"}
 
@@ -342,9 +343,16 @@ UNMODELLED = {
 def test_unclassified_when_the_pod_depends_on_a_scheduler_nobody_models(tmp_path):
     # causes.md v3 row 28: a non-default schedulerName no queue row covers. The funnel says some node fits; the
     # word must not claim fits-now. observed.md: such a pod has no PodScheduled condition and no events.
+    # With the scheduler running (Volcano's own pod, as its chart ships it); without it the pod is no-scheduler
+    # (causes.md, schedulers.md).
     pod = gpu_pod("trainer-0", **UNMODELLED["scheduler-name"])
     pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
-    root = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("gpu-free")])
+    volcano = bound_pod("volcano-scheduler-0", "gpu-free", gpus=None)
+    volcano["metadata"]["labels"] = {"app": "volcano-scheduler"}
+    volcano["spec"]["containers"][0]["image"] = "docker.io/volcanosh/vc-scheduler:v1.12.1"
+    assert verdict(make_bundle(tmp_path, name="alone", pods=[pod], nodes=[gpu_node("gpu-free")]),
+                   "lab/trainer-0").word == "no-scheduler"
+    root = make_bundle(tmp_path, pods=[pod, volcano], nodes=[gpu_node("gpu-free")])
     v = verdict(root, "lab/trainer-0")
     assert v.word == "unclassified"
     assert v.evidence["fits_on"] == ["gpu-free"]

@@ -14,14 +14,14 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 
-from analyzer.bundle.catalog import NAMESPACES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
+from analyzer.bundle.catalog import NAMESPACES, NODES, PODS, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
-from analyzer.model.events import scheduler_events
+from analyzer.model.events import bundle_time, scheduler_events
 from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.nominated import Nominated
@@ -33,6 +33,7 @@ from analyzer.model.quantity import QuantityError
 from analyzer.model.build_nodes import build_nodes, node_problems
 from analyzer.model.queue_world import build_queues
 from analyzer.model.views import Cluster, Findings
+from analyzer.model.vgpu import NODE_ANNOTATIONS, VgpuWorld, build_vgpu
 
 if TYPE_CHECKING:
     from analyzer.model.autoscalers import Autoscalers
@@ -142,6 +143,11 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
         findings.add(file, [(path, "quantities the queue can use", found)])
     findings.items.extend(p.autoscalers.findings)
     nominated = Nominated(pods.nominated) if pods.nominated else None
+    now = bundle_time(loaded)
+    vgpu = _vgpu(loaded, nodes, pods, now[0] if now is not None else None)
+    if vgpu is not None:
+        for file, path, expected, found in vgpu.findings:
+            findings.add(file, [(path, expected, found)])
     return Cluster(nominated=nominated, dra=p.dra, queues=p.queues, node_index=p.node_index,
                    columns=NodeColumns(nodes, pods.usage, nominated.totals() if nominated else None)
                    if nodes is not None else None,
@@ -153,7 +159,30 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    missing=dict(loaded.missing), findings=findings, quota_problems=p.quota_problems,
                    node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
-                   node_start=p.node_start, newest_pod=pods.newest)
+                   node_start=p.node_start, newest_pod=pods.newest,
+                   schedulers=pods.schedulers, now=now, vgpu=vgpu,
+                   reservations=pods.reservations)
+
+
+def _vgpu(loaded: Loaded, nodes: list[NodeView] | None, pods: PodsIndex, now: str | None) -> VgpuWorld | None:
+    """HAMi's and Volcano's accounting: each node's annotations read once (only nodes that carry one)."""
+    doc = loaded.documents.get(NODES.name)
+    if doc is None or nodes is None:
+        return None
+    allocatable = {n.name: n.allocatable for n in nodes}
+    marked = []
+    for _, item in doc.valid_items():
+        annotations = item["metadata"].get("annotations")
+        name = item["metadata"]["name"]
+        if annotations and name in allocatable and any(k in annotations for k in NODE_ANNOTATIONS):
+            marked.append((name, annotations, allocatable[name]))
+    if not marked and not pods.vgpu_allocations:
+        return None
+    images = [i for flagged, names, imgs in pods.schedulers.values() if "hami-scheduler" in flagged + names for i in imgs]
+    world = build_vgpu(marked, pods.vgpu_allocations, now, [i for i in images if "hami" in i])
+    if world is not None:
+        world.said = scheduler_events(loaded, "FilteringFailed")  # HAMi's own per-node reasons (pkg/scheduler/event.go)
+    return world
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

@@ -102,3 +102,16 @@ def scheduler_events(loaded: Loaded, reason: str = "FailedScheduling") -> dict[t
     return {k: v for k, (_, v) in out.items()}
 
 
+
+
+def bundle_time(loaded: Loaded) -> tuple[str, str] | None:
+    """The bundle's "now" and where it comes from: manifest.json's completed (else created) time; without a
+    manifest, the newest event's time (the bundle was taken after it). None when neither is known."""
+    manifest = loaded.bundle.manifest or {}
+    for key in ("completed", "created"):
+        t = instant(manifest.get(key))
+        if t:
+            return t, f"manifest.json {key}"
+    doc = loaded.documents.get(EVENTS.name)
+    newest = max((event_time(e) for _, e in doc.valid_items()), default="") if doc is not None else ""
+    return (newest, "the newest event's time; no collection time is recorded") if newest else None

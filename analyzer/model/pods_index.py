@@ -14,10 +14,12 @@ from analyzer.bundle.validation import Violation
 from analyzer.kube import GROUP_ANNOTATIONS, PROVREQ_ANNOTATIONS, QUEUE_LABEL, TERMINATED
 from analyzer.model import quantity
 from analyzer.model.accelerators import is_extended
+from analyzer.model.gpu_sharing import ALLOCATION_ANNOTATIONS, SHARING_ANNOTATIONS
 from analyzer.model.pod_status import is_bound_target
 from analyzer.model.placement import LabelSets, NominatedRow, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.podspec import effective_requests, nominated_node, priority_of
 from analyzer.model.quantity import QuantityError
+from analyzer.model.schedulers import RESERVATION_NAMESPACES, Reservation, Says, reservation_of, scheduler_names
 from analyzer.model.target import Target
 from analyzer.model.views import BoundPod, Findings
 
@@ -83,6 +85,7 @@ _Bulk = tuple[list[str], list[str], dict[str, dict[str, int]], dict[str, list[tu
               list[tuple[str, str, str, int, tuple[str, ...], _Ports, bytes]], list[dict[str, str]], list[bytes],
               dict[str, tuple[str, str, str, str]], list[tuple[str, str, str, int, dict[str, int], _Ports]]]
 
+_KEPT_ANNOTATIONS = PROVREQ_ANNOTATIONS + SHARING_ANNOTATIONS  # a target's: the rules read these
 _MAYBE_BOUND_TARGET = ("Running", "Failed")  # pod_status.is_bound_target: never started, rejected, or failed to start
 
 
@@ -114,6 +117,12 @@ class PodsIndex:
         self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
         # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
         self.newest: dict[str, tuple[str, str, str, str]] = {}
+        # Running pods that say they run a scheduler: namespace/name -> (its --scheduler-name values, other names)
+        self.schedulers: dict[str, Says] = {}
+        # KAI's reservation pods (model/schedulers.py Reservation): GPU group -> what its pod shows
+        self.reservations: dict[str, Reservation] = {}
+        # Bound pods' vGPU allocations (model/vgpu.py): (node, namespace/name, annotation key, its text)
+        self.vgpu_allocations: list[tuple[str, str, str, str]] = []
 
     def _requests(self, spec: dict) -> dict[str, int]:
         """effective_requests, once per distinct set of the fields it reads: a Deployment's replicas and a
@@ -167,6 +176,21 @@ class PodsIndex:
                     if seen is None or created >= seen[0]:  # equal times: the later in the file
                         self.newest[owner] = (str(created), name, str(phase or ""), node)
                     break
+        if phase == "Running":
+            says = scheduler_names(spec, meta.get("labels") or {})
+            if says[0] or says[1]:
+                self.schedulers[key] = says
+        if ns in RESERVATION_NAMESPACES:
+            found = reservation_of(key, meta, node, status)
+            if found is not None:
+                self.reservations[found.group] = found
+        if counts:
+            annotations = meta.get("annotations")
+            if annotations:
+                for k in ALLOCATION_ANNOTATIONS:
+                    text = annotations.get(k)
+                    if isinstance(text, str):
+                        self.vgpu_allocations.append((node, key, k, text))
         requests = None
         try:
             # Targets are parsed now too, so an unusable quantity marks the pod, not the whole run.
@@ -199,7 +223,7 @@ class PodsIndex:
             target = Target(kind="Pod", namespace=ns, name=name, spec=spec, created=True, source=f"{self.file} {path}",
                             phase=phase, node_name=node, status=status, controller=_controller(meta),
                             queue_hints=queue_hints(meta), labels=meta.get("labels") or {}, uid=str(meta.get("uid") or ""),
-                            annotations={k: annotations[k] for k in PROVREQ_ANNOTATIONS if k in annotations},
+                            annotations={k: str(annotations[k]) for k in _KEPT_ANNOTATIONS if k in annotations},
                             controller_uid=_controller_uid(meta), created_at=str(created))
             if is_target:
                 self.targets.append(target)
@@ -234,7 +258,8 @@ class PodsIndex:
                                        self.states, self.placed, self.label_sets.sets, self.label_sets.keys(),
                                        self.newest, self.nominated))
         bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
-        return bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates
+        return (bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates, self.schedulers,
+                self.vgpu_allocations, self.reservations)
 
     def merge(self, summary: tuple) -> bool:
         """The worker's part, as if its items had been added here after this index's own; False, changing
@@ -242,7 +267,7 @@ class PodsIndex:
         name and uid the finding names depends on the pods before it: read the part here)."""
         import msgspec
 
-        bulk, bare, unknown, asked, found, duplicates = summary
+        bulk, bare, unknown, asked, found, duplicates, schedulers, allocations, reservations = summary
         if duplicates:
             return False
         # Decoded to the rows' own types (tuples, not lists): msgspec builds them, no Python loop remakes them.
@@ -278,6 +303,9 @@ class PodsIndex:
         if asked is not None:
             self.asked = asked
         self.findings.items.extend(found)
+        self.schedulers.update(schedulers)
+        self.vgpu_allocations.extend(allocations)
+        self.reservations.update(reservations)
         if self.states is not None:
             self.states.update(states)
         for controller, theirs in newest.items():

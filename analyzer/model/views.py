@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from analyzer.model.nominated import Nominated
     from analyzer.model.queue_world import QueueWorld
     from analyzer.model.placement import Placement
+    from analyzer.model.schedulers import Reservation, Says
+    from analyzer.model.vgpu import VgpuWorld
     from analyzer.model.volumes import Storage
 
 
@@ -90,6 +92,11 @@ class Cluster:
     newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
     columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
     nominated: "Nominated | None" = None  # pending pods nominated to a node by preemption (None: there are none)
+    # Running pods that say they run a scheduler (model/schedulers.py): namespace/name -> what they say
+    schedulers: dict[str, "Says"] = field(default_factory=dict)
+    reservations: dict[str, "Reservation"] = field(default_factory=dict)  # KAI's, by GPU group (model/schedulers.py)
+    vgpu: "VgpuWorld | None" = None  # HAMi's and Volcano's vGPU accounting (model/vgpu.py; None: neither is used)
+    now: tuple[str, str] | None = None  # the bundle's time and its source (model/events.bundle_time)
 
     @property
     def new_taint_wording(self) -> bool:

@@ -14,10 +14,11 @@ from analyzer.model.dra.reading import pod_claims
 from analyzer.model.matching import tolerations_of
 from analyzer.model.podspec import effective_requests
 from analyzer.occupancy.compute import compute
-from analyzer.occupancy.records import Occupancy, PodUse
+from analyzer.occupancy.records import Occupancy, PodUse, SharedCard
 from analyzer.occupancy.queues import queue_rows
 
 if TYPE_CHECKING:
+    from analyzer.model.vgpu import VgpuWorld
     from analyzer.pipeline import Analysis
 
 
@@ -66,7 +67,25 @@ def occupancy_of(analysis: "Analysis", config: AcceleratorConfig | None = None) 
     if c.dra is not None:
         facts, uses, config = _with_devices(analysis, facts, uses, config)
     return replace(compute(facts, uses, config), not_started=_not_started(analysis),
-                   queues=tuple(queue_rows(c.queues, config)))
+                   queues=tuple(queue_rows(c.queues, config)), shared=_shared(c.vgpu))
+
+
+def _shared(world: "VgpuWorld | None") -> tuple[SharedCard, ...]:
+    if world is None:
+        return ()
+    out = []
+    for vendor, regs in world.registrations.items():
+        for node, reg in sorted(regs.items()):
+            for u in world.cards(vendor, node):
+                out.append(SharedCard(node=node, scheduler=vendor, card=u.card.uuid, type=u.card.type,
+                                      memory=u.card.memory, memory_free=u.free_memory, cores=u.card.cores,
+                                      cores_free=u.free_cores, shares=u.card.split, shares_used=u.count,
+                                      healthy=u.card.healthy, handshake_age=reg.handshake_age, problem=reg.problem))
+            if not reg.cards:
+                out.append(SharedCard(node=node, scheduler=vendor, card="-", type="-", memory=0, memory_free=0, cores=0,
+                                      cores_free=0, shares=0, shares_used=0, healthy=False,
+                                      handshake_age=reg.handshake_age, problem=reg.problem))
+    return tuple(out)
 
 
 def _not_started(analysis: "Analysis") -> dict[str, tuple[tuple[str, str], ...]]:

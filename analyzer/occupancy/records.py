@@ -114,6 +114,25 @@ class PoolTotal:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SharedCard:
+    """One card of a GPU shared by HAMi or Volcano's vGPU, as that scheduler counts it (model/vgpu.py)."""
+
+    node: str
+    scheduler: str
+    card: str
+    type: str
+    memory: int  # MiB
+    memory_free: int
+    cores: int  # percent
+    cores_free: int
+    shares: int
+    shares_used: int
+    healthy: bool
+    handshake_age: int | None  # seconds before the bundle's time (HAMi's handshake; None: no time or not HAMi)
+    problem: str  # why the scheduler sees no device on the node ("" when it does)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Occupancy:
     """The whole picture. `rows` in display order (see order.py); `pending` maps each accelerator
     resource to the pending pods (ns/name) asking for it, whatever their selectors."""
@@ -127,6 +146,7 @@ class Occupancy:
     queues: tuple = ()  # Kueue ClusterQueues per flavor and GPU resource (occupancy/queues.QueueRow)
     # node -> bound pods that have not started there, each with its cause word (rows 7-10): (ns/name, word)
     not_started: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    shared: tuple[SharedCard, ...] = ()  # cards HAMi or Volcano's vGPU share, as they count them
 
     @property
     def resources(self) -> tuple[str, ...]:

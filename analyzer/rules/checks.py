@@ -19,6 +19,7 @@ from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_
                                      tolerations_of, untolerated)
 from analyzer.model.gpu_labels import siblings
 from analyzer.model.node_conditions import is_condition_taint
+from analyzer.model.gpu_sharing import unadvertised
 from analyzer.model.podspec import effective_requests, extended_requested, required_terms
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
@@ -85,7 +86,8 @@ class PodFacts:
             selector = tuple(sorted((str(k), str(v)) for k, v in (spec.get("nodeSelector") or {}).items()))
         except (orjson.JSONEncodeError, TypeError) as exc:  # nesting beyond any real spec, or no JSON form
             raise UnreadableSpec(f"the spec's selector or affinity cannot be read ({exc})") from None
-        requests = effective_requests(spec)
+        # HAMi's memory and cores are the extender's to count: no node advertises them (schedulers.md).
+        requests = {k: v for k, v in effective_requests(spec).items() if not unadvertised(k)}
         return cls(node_selector=selector, affinity=affinity, tolerations=tolerations_of(spec),
                    requests=tuple(sorted(requests.items())), pin=pin, terms=terms, wants=requests,
                    extended=tuple(extended_requested(requests)), claims=claims,

@@ -1,14 +1,16 @@
-"""Rows 3 and 6 of causes.md: what the pod's own spec and binding say before any node is looked at.
+"""What the pod's own spec and binding say before any node is looked at (causes.md).
 
-3 no-gpu-request: GPU intent, but no accelerator asked for (neither a limit nor a resource claim);
-6 scheduling-gated: the scheduler does not consider it yet.
-(Rows 7-10, a bound pod the node will not start, are rules/node_start.py.)
+no-gpu-request: GPU intent, but no accelerator asked for (neither a limit, nor a resource claim, nor a GPU asked
+  the way a sharing scheduler reads it: model/gpu_sharing.py);
+scheduling-gated: the scheduler does not consider it yet.
+(A bound pod the node will not start is rules/node_start.py.)
 """
 
 from __future__ import annotations
 
 from analyzer import words
 from analyzer import prose
+from analyzer.model.gpu_sharing import sharing_request
 from analyzer.model.podspec import accelerator_requests, gpu_intent
 from analyzer.rules.case import Case, Decision
 
@@ -24,7 +26,10 @@ def no_gpu_request(case: Case) -> Decision | None:
         case.evidence["accelerator_requests"] = accel
     if claims:
         case.evidence["resource_claims"] = claims
-    if intent and not accel and not claims:
+    shared = sharing_request(spec, t.annotations)
+    if shared:
+        case.evidence["gpu_sharing_request"] = shared
+    if intent and not accel and not claims and not shared:
         return Decision(word=words.NO_GPU_REQUEST,
                         reason=f"GPU intent ({intent}) but no container requests an accelerator and no resource claim")
     return None
@@ -53,6 +58,12 @@ def _say_accelerators(value: object) -> list[str]:
 @prose.says("resource_claims")
 def _say_claims(value: object) -> list[str]:
     return ["It names the resource claim(s) " + ", ".join(map(str, value)) + "." if isinstance(value, list) else ""]
+
+
+@prose.says("gpu_sharing_request")
+def _say_sharing(value: object) -> list[str]:
+    asks = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return [f"It asks for a GPU the way a GPU-sharing scheduler reads it: {asks}."]
 
 
 @prose.says("schedulingGates")

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer import words as w
-from analyzer.rules import admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, volumes
+from analyzer.rules import (admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, schedulers,
+                            vgpu, volumes)
 from analyzer.rules.case import Case, Decision
 
 
@@ -38,9 +39,11 @@ ORDER: tuple[Rule, ...] = (
     Rule(rows="8-11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.QUEUE_TOPOLOGY, w.SCHEDULING_GATED),
          decide=queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
+    Rule(rows="12", words=(w.NO_SCHEDULER,), decide=schedulers.decide),  # a scheduler nothing runs
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
     Rule(rows="13-17", words=(w.IMAGE_PULL, w.VOLUME_MOUNT, w.NUMA_UNALIGNED, w.NODE_RUNTIME, w.NODE_SIDE),
          decide=node_start.decide),
+    Rule(rows="16", words=(w.NODE_RUNTIME,), decide=schedulers.reservation),  # KAI's reservation pod failed
     Rule(rows="18-19", words=(w.NO_RESOURCECLAIM, w.NO_DEVICECLASS), decide=dra.claims_exist),
     Rule(rows="20-21", words=(w.NO_VOLUMECLAIM, w.VOLUME_UNBOUND), decide=volumes.decide),
     Rule(rows="22-33", words=tuple(dict.fromkeys(word for s in funnel.STAGES for word in
@@ -49,6 +52,8 @@ ORDER: tuple[Rule, ...] = (
                                                   (s.word,)))),
          decide=funnel.decide),
     Rule(rows="33", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
+    # A GPU shared by HAMi or Volcano's vGPU: their device accounting over the funnel's candidates.
+    Rule(rows="22, 25, 33", words=(w.SELECTOR_MISMATCH, w.NO_GPU_NODE, w.EXHAUSTED), decide=vgpu.decide),
     Rule(rows="34-35", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),
     Rule(rows="36-37", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )

@@ -30,6 +30,10 @@ def decide(case: Case) -> Decision:
         return Decision(word=words.INSUFFICIENT_EVIDENCE,
                         reason=f"only {some_names(unknown)} could take it, and an invalid pod bound there hides its usage")
     needs = unmodelled(case.spec or {})
+    shared = ev.get("vgpu")
+    if isinstance(shared, dict) and shared.get("fits_on"):  # HAMi's or Volcano's accounting is modelled (rules/vgpu.py)
+        fits = [n for n in fits if n in shared["fits_on"]]
+        needs = [n for n in needs if not n.startswith("schedulerName")]
     f = case.filters
     needs += sorted({t.unknown for t in (f.affinity + f.anti if f is not None else ()) if t.unknown})
     ev["fits_on"] = fits[:50]

@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also hundreds of distinct pending shapes, most with hundreds of candidates (bundlegen/diverse.py)")
     ap.add_argument("--kueue", action="store_true",
                     help="a fifth of the pods held by Kueue, with its queues and workloads (scripts/generate_kueue.py)")
+    ap.add_argument("--hami", action="store_true",
+                    help="half the GPU pods for HAMi (hami-scheduler, whole cards), the GPU nodes registered with it")
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     ap.add_argument("--node-side", action="store_true",
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
@@ -44,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.force:
             print(f"generate_bundle: {out} exists and is not empty (use --force to replace it)", file=sys.stderr)
             return 2
-    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse, kueue=args.kueue)
+    gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse, kueue=args.kueue,
+                    hami=args.hami)
     gen.build()
     t_built = time.perf_counter()
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")

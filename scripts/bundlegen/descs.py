@@ -239,6 +239,16 @@ def system_desc(name: str) -> dict:
         cs = [C("metrics-server", "gke.gcr.io/metrics-server:v0.7.2-gke.2", "48m", "105Mi",
                 args=["--secure-port=10250", "--kubelet-port=10255", "--metric-resolution=30s"],
                 ports=[("https", 10250)], probe=(10250, "/readyz"))]
+    elif name == "volcano-scheduler":  # as Volcano's chart ships it (installer/helm/chart/volcano/templates/scheduler.yaml)
+        cs = [C("volcano-scheduler", "docker.io/volcanosh/vc-scheduler:v1.12.1", "100m", "128Mi",
+                args=["--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf", "--enable-healthz=true",
+                      "--enable-metrics=true", "--leader-elect=false", "-v=3"], ports=[("metrics", 8080)])]
+    elif name == "hami-scheduler":  # as HAMi's chart ships it (charts/hami/templates/scheduler/deployment.yaml)
+        cs = [C("kube-scheduler", "registry.k8s.io/kube-scheduler:v1.31.4", "100m", "128Mi",
+                args=["--config=/config/config.yaml", "--scheduler-name=hami-scheduler", "--leader-elect=false"]),
+              C("vgpu-scheduler-extender", "docker.io/projecthami/hami:v2.8.0", "100m", "128Mi",
+                args=["--http_bind=0.0.0.0:443", "--scheduler-name=hami-scheduler", "--device-config-file=/device-config.yaml"],
+                ports=[("https", 443)])]
     else:
         cs = [C(name, f"gke.gcr.io/{name}:v0.9.3-gke.1", "50m", "64Mi", lmem="128Mi", ports=[("http", 8080)])]
     return desc_base("ReplicaSet", cs, node_selector=sel_pool("system-pool"), priority_class="system-cluster-critical",

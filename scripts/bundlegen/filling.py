@@ -141,8 +141,9 @@ class Filling:
         system = [n for n in self.by_pool["system-pool"] if n.state == "ok"]
         made = 0
         # system add-ons
-        for name, replicas in (("kube-dns", max(2, self.N // 60)), ("konnectivity-agent", max(2, self.N // 120)),
-                               ("metrics-server", 1), ("event-exporter-gke", 1), ("l7-default-backend", 1)):
+        addons = (("kube-dns", max(2, self.N // 60)), ("konnectivity-agent", max(2, self.N // 120)),
+                  ("metrics-server", 1), ("event-exporter-gke", 1), ("l7-default-backend", 1))
+        for name, replicas in addons + ((("hami-scheduler", 1),) if self.hami else ()):
             shape = self.shape(f"sys/{name}", lambda n=name: system_desc(n))
             wl = self.new_workload("Deployment", "kube-system", name, shape, t0=380 * 86400)
             for _ in range(min(replicas, budget - made)):

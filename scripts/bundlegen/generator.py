@@ -20,13 +20,14 @@ from bundlegen.scenarios import Scenarios
 
 class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse, KueuePods):
     def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False,
-                 kueue: bool = False) -> None:
+                 kueue: bool = False, hami: bool = False) -> None:
         if n_nodes < 16:
             raise SystemExit("generate_bundle: --nodes must be at least 16 (every pool and special node needs one)")
         self.N = n_nodes
         self.M = n_pods
         self.diverse = diverse
         self.kueue = kueue
+        self.hami = hami  # half the GPU pods for hami-scheduler, the GPU nodes registered with HAMi (writer.py)
         self.seed = str(seed)
         self.rng = random.Random(seed)
         self.pending_pct = pending_pct

@@ -12,6 +12,7 @@ from bundlegen.descs import (
     sandbox_desc,
     sel_accel,
     sel_pool,
+    system_desc,
     trainer_desc,
     triton_desc,
     vllm_desc,
@@ -43,7 +44,7 @@ class Scenarios:
                            3 free, fragmented); 1Ti of memory, no selector
         unclassified       StatefulSet replica with an unbound claim; reranker with required pod anti-affinity
                            (one running per L4 node, the rest pending; a node fits by the funnel);
-                           schedulerName volcano (no condition, no event)
+                           schedulerName volcano (no condition, no event; Volcano's scheduler pod runs)
         fits-now           L4 embedder and gVisor code-runner (spec.overhead) with a stale "Insufficient" message
         """
         rng = self.rng
@@ -223,6 +224,12 @@ class Scenarios:
                 self.pending(wl, "volume-unbound", mode="pvc")  # its claim binds Immediate (generate_filters.py)
         for _ in range(plan["uc-anti"]):
             self.pending(reranker, "pod-affinity", mode="antiaffinity")
+        if plan["uc-sched"]:  # Volcano's own scheduler runs (else its pods are no-scheduler); it models none of them
+            vc = self.shape("sys/volcano-scheduler", lambda: system_desc("volcano-scheduler"))
+            wl = self.new_workload("Deployment", "kube-system", "volcano-scheduler", vc, t0=380 * 86400)
+            node = self.place([n for n in self.by_pool["system-pool"] if n.state == "ok"], vc.req) or self.place(cpu_ok, vc.req)
+            if node is not None:
+                self.add_pod(wl, "running", node)
         shape = self.shape("uc-sched", lambda: trainer_desc("Job", 1, sel_accel(L4), True, "4", "16Gi", scheduler="volcano"))
         for k in self.chunks(plan["uc-sched"], 3):
             wl = self.new_workload("Job", "research", "volcano-sweep", shape, t0=rng.randint(600, 7200))

@@ -66,12 +66,71 @@ class ListWriter:
         return self.size, self.sha.hexdigest(), self.items
 
 
+def _card_memory(gpu: dict) -> int:
+    return int(gpu["memory"]) if str(gpu.get("memory", "")).isdigit() else 81920
+
+
+class HamiWorld:
+    """`--hami`: every second pod asking nvidia.com/gpu of the default scheduler goes to hami-scheduler, asking whole
+    cards (no nvidia.com/gpumem: all of each card's memory, HAMi's GenerateResourceRequests); a bound one holds the
+    node's next free cards in `hami.io/vgpu-devices-allocated` (pkg/device/devices.go EncodeContainerDevices). Every
+    GPU node with a device plugin registers its cards in HAMi's JSON format (v2.8.0, DeviceInfo) with a fresh
+    handshake. Whole cards keep kube-scheduler's count and HAMi's the same, so every truth word stands."""
+
+    def __init__(self, memory: dict[str, int]) -> None:
+        self.memory = memory  # node -> MiB per card
+        self.parity = 0
+        self.next_card: dict[str, int] = {}
+
+    @staticmethod
+    def _dump(text: str, obj: dict) -> str:
+        prefix = text[:len(text) - len(text.lstrip(" "))]
+        return "\n".join(prefix + line for line in json.dumps(obj, indent=4).split("\n"))
+
+    def node(self, text: str, pool: dict) -> str:
+        gpu = pool.get("gpu")
+        if not gpu or pool.get("noplugin") or '"nvidia.com/gpu"' not in text:
+            return text
+        obj = json.loads(text)
+        name = obj["metadata"]["name"]
+        memory = _card_memory(gpu)
+        cards = [{"id": f"GPU-{name}-{i}", "index": i, "count": 1, "devmem": memory, "devcore": 100,
+                  "type": f"NVIDIA-{gpu['product']}", "numa": 0, "mode": "hami-core", "health": True}
+                 for i in range(int(gpu["count"]))]
+        handshake = "Reported_" + ts(10).replace("T", " ").rstrip("Z")
+        obj["metadata"].setdefault("annotations", {}).update({"hami.io/node-nvidia-register": json.dumps(cards),
+                                                              "hami.io/node-handshake": handshake})
+        return self._dump(text, obj)
+
+    def pod(self, text: str) -> str:
+        if '"nvidia.com/gpu": "' not in text or '"schedulerName": "default-scheduler"' not in text:  # asked, not tolerated
+            return text
+        self.parity ^= 1
+        if not self.parity:
+            return text
+        obj = json.loads(text)
+        spec = obj["spec"]
+        spec["schedulerName"] = "hami-scheduler"
+        node = spec.get("nodeName")
+        if node and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            per_container = []
+            for c in spec.get("containers") or ():
+                n = int(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0))
+                first = self.next_card.get(node, 0)
+                self.next_card[node] = first + n
+                mem = self.memory.get(node, 0)
+                per_container.append("".join(f"GPU-{node}-{i},NVIDIA,{mem},100:" for i in range(first, first + n)))
+            obj["metadata"].setdefault("annotations", {})["hami.io/vgpu-devices-allocated"] = ";".join(per_container) + ";"
+        return self._dump(text, obj)
+
+
 class Writer:
     def __init__(self, gen: Generator, out: Path) -> None:
         self.g = gen
         self.out = out
         self.entries: list[dict] = []
         self.owner_tpls: dict[tuple, Tpl] = {}
+        self.hami = HamiWorld({n.name: _card_memory(n.pool["gpu"]) for n in gen.nodes if n.pool["gpu"]}) if gen.hami else None
 
     def tpl(self, key: tuple, make) -> Tpl:
         t = self.owner_tpls.get(key)
@@ -123,7 +182,8 @@ class Writer:
                 v[f"cid{i}"] = hashlib.blake2b(hb, digest_size=32, salt=bytes([i])).hexdigest()
             for i in range(shape.n_init):
                 v[f"icid{i}"] = hashlib.blake2b(hb, digest_size=32, salt=bytes([100 + i])).hexdigest()
-            yield tpl.render(v), tpl
+            text = tpl.render(v)
+            yield (self.hami.pod(text) if self.hami is not None else text), tpl
 
     def node_items(self):
         g = self.g
@@ -135,7 +195,8 @@ class Writer:
                  "cidr": n.cidr, "ip": n.ip, "iid": str(int.from_bytes(hb[:8], "big") % 10**19),
                  "boot": bo.uid_from(hb[8:24]), "mid": hb[24:40].hex(), "tn0": ts(n.t0 - 60), "tn1": ts(g.rng.randint(5, 50)),
                  "tc": ts(g.rng.randint(3600, 4 * 86400))}
-            yield tpl.render(v), tpl
+            text = tpl.render(v)
+            yield (self.hami.node(text, n.pool) if self.hami is not None else text), tpl
 
     def owner_items(self, kind: str):
         g = self.g

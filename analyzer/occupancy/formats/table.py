@@ -46,6 +46,8 @@ def render(occ: Occupancy, out: TextIO) -> None:
             more = len(pods) - SHOWN_WANTING
             out.write(f"  {safe(node)}: " + ", ".join(f"{safe(key)} {word}" for key, word in pods[:SHOWN_WANTING])
                       + (f", … {more} more" if more > 0 else "") + "\n")
+    if occ.shared:
+        _shared(occ, out)
     if occ.queues:
         out.write("\nKueue ClusterQueues (GPU quota per flavor; reserved beyond nominal is borrowed from the cohort):\n")
         qs = [("CLUSTERQUEUE", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "BORROWED", "WAITING", "RESERVED BY")] + [
@@ -68,3 +70,18 @@ def render(occ: Occupancy, out: TextIO) -> None:
             else:
                 line += f"; no node offers it ({shown})"
         out.write(line + "\n")
+
+
+def _shared(occ: Occupancy, out: TextIO) -> None:
+    out.write("\nGPUs shared by a scheduler (HAMi, Volcano vGPU), per card as that scheduler counts it:\n")
+    rows = [("NODE", "SCHEDULER", "CARD", "TYPE", "MEM USED", "MEM FREE", "CORES USED", "CORES FREE", "SHARES",
+             "HEALTH", "HANDSHAKE")]
+    for c in occ.shared:
+        age = "-" if c.handshake_age is None else f"{c.handshake_age}s ago"
+        health = ("healthy" if c.healthy else "unhealthy") + (f"; {c.problem}" if c.problem else "")
+        rows.append((safe(c.node), c.scheduler, safe(c.card), safe(c.type), f"{c.memory - c.memory_free} MiB",
+                     f"{c.memory_free} MiB", f"{c.cores - c.cores_free}%", f"{c.cores_free}%",
+                     f"{c.shares_used}/{c.shares}", safe(health), age))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.write("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() + "\n")
