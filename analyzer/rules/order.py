@@ -53,7 +53,7 @@ ORDER: tuple[Rule, ...] = (
          decide=funnel.decide),
     Rule(rows="33", words=(w.EXHAUSTED,), decide=queues.gang),  # a Volcano gang: minMember pods at once
     # A GPU shared by HAMi or Volcano's vGPU: their device accounting over the funnel's candidates.
-    Rule(rows="22, 25, 33", words=(w.SELECTOR_MISMATCH, w.NO_GPU_NODE, w.EXHAUSTED), decide=vgpu.decide),
+    Rule(rows="22, 24, 33", words=(w.SELECTOR_MISMATCH, w.NO_GPU_NODE, w.EXHAUSTED), decide=vgpu.decide),
     Rule(rows="34-35", words=(w.SCALING_UP, w.SCALE_UP_BLOCKED), refine=autoscalers.refine),
     Rule(rows="36-37", words=(w.UNCLASSIFIED, w.FITS_NOW), decide=rest.decide),
 )
