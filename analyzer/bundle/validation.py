@@ -23,7 +23,7 @@ from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
 from analyzer.bundle.checksum import start_hash
 from analyzer.bundle.forked import MEANWHILE_BYTES, PARENT_SHARE, parent_share
-from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, stream_list
+from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, stream_list
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
@@ -132,7 +132,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
     size = len(data)
     index = loaded.bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
-    at, count_at = len(loaded.violations), loaded.violation_count
+    at = len(loaded.violations)
     keep = KeepAll() if sink is None else None
 
     def checked() -> None:
@@ -142,22 +142,15 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         hasher.join()
         loaded.note_changed(manifest_findings(rel, size, hasher.digest, index), at)
 
-    def unreadable(exc: UnreadableItem) -> BundleError:
-        del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
-        loaded.violation_count = count_at
-        return BundleError(exc.file, exc.message, exc.path)
-
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
                                add=loaded.add, progress=progress(rel) if progress else None, hasher=hasher, share=share)
     except EnvelopeError as exc:
         checked()
         raise BundleError(exc.file, exc.message, exc.path) from None
-    except BaseException as exc:
+    except BaseException:
         if hasher is not None:
             hasher.pause()  # its thread reads the file's pages; the digest is not needed now
-        if isinstance(exc, UnreadableItem):
-            raise unreadable(exc) from None
         raise
     del data
     pending = streamed.pending
@@ -175,11 +168,9 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         del loaded.violations[at:]
         try:
             pending.finish(progress(rel) if progress else None)
-        except BaseException as exc:
+        except BaseException:
             if hasher is not None:
                 hasher.pause()
-            if isinstance(exc, UnreadableItem):
-                raise unreadable(exc) from None
             raise
         loaded.violations.extend(later)
         del loaded.violations[MAX_DETAILED:]
@@ -213,6 +204,10 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     """
     schemas = _schema_set(engine)  # compiled once per process and engine, not once per bundle
     loaded = Loaded(bundle=bundle, engine=schemas.engine, strict=strict)
+    if bundle.manifest_error is not None:
+        if strict:
+            raise bundle.manifest_error
+        loaded.unreadable.append(bundle.manifest_error)  # read as a bare bundle: the same answers, exit 2
     if bundle.manifest is not None:
         man = schemas.whole("manifest")
         if not man.is_valid(bundle.manifest):
@@ -248,9 +243,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
     for kind in NAMES:
         rel = f"{kind}.json"
         try:
-            present = bundle.path(rel).is_file()  # refuses a link that leaves the bundle
+            present = bundle.present(rel)  # refuses a link that leaves the bundle, a FIFO, a device
         except BundleError as exc:
-            if strict or kind in REQUIRED:
+            if strict or BY_NAME[kind].fatal_when_missing:
                 raise
             loaded.unreadable.append(exc)
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
@@ -288,7 +283,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
                 if document is not None:
                     loaded.documents[kind] = document
         except BundleError as exc:
-            if strict or kind in REQUIRED:
+            # An unreadable file is a missing one for what depends on it (nodes.json included: the pods that
+            # need nodes answer insufficient-evidence naming it); only pods.json leaves nothing to answer.
+            if strict or BY_NAME[kind].fatal_when_missing:
                 raise
             loaded.unreadable.append(exc)
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
@@ -297,7 +294,7 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
 def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
     """version.json and the stored attempts: small files read whole."""
     bundle = loaded.bundle
-    if bundle.has(VERSION):
+    if bundle.has(VERSION) or _special(bundle, VERSION):
         try:
             version = read_checked(loaded, VERSION)
             check = schemas.whole("version")
@@ -324,6 +321,15 @@ def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
             loaded.add(rel, findings_of(attempt_check, doc, ()))
 
 
+def _special(bundle: Bundle, rel: str) -> bool:
+    """Is something other than a regular file there (a FIFO, a device)? Then reading it says what it is."""
+    try:
+        bundle.present(rel)
+    except BundleError:
+        return True
+    return False
+
+
 def _check_manifest_paths(loaded: Loaded) -> None:
     """Every file the manifest lists as collected must exist inside the bundle."""
     manifest = loaded.bundle.manifest or {}
@@ -335,12 +341,21 @@ def _check_manifest_paths(loaded: Loaded) -> None:
             if not isinstance(e, dict) or not isinstance(e.get("path"), str) or e.get("status") != "ok":
                 continue
             try:
-                present = loaded.bundle.path(e["path"]).is_file()
+                loaded.bundle.path(e["path"])
             except BundleError as exc:
                 loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a path inside the bundle", f"{e['path']!r} ({exc.message})")])
                 continue
+            try:
+                present = loaded.bundle.present(e["path"])
+            except BundleError as exc:
+                if section == "files" and e["path"] not in _READ:  # a file read is named by its reader, once
+                    loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a regular file", f"{e['path']!r} ({exc.message})")])
+                continue
             if not present:
                 loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a file that exists in the bundle", f"{e['path']!r} is missing")])
+
+
+_READ = frozenset([*(BY_NAME[k].file for k in NAMES), VERSION])  # the files the readers read (and name)
 
 
 @lru_cache(maxsize=4)
