@@ -100,10 +100,11 @@ def named(item: dict | None) -> str:
     return f"{item.get('kind', 'item')} {key}"
 
 
-def unreadable_item(raw: bytes | memoryview, exc: orjson.JSONDecodeError, path: str,
+def unreadable_item(raw: object, exc: orjson.JSONDecodeError, path: str,
                     start: int | None) -> tuple[dict | None, tuple[str, str, str]]:
     """(the stub, the finding) for one item that does not parse (`start`: its offset in the file, when known):
     the other items are read."""
+    raw = memoryview(raw)  # a msgspec.Raw (the decoding split) is not sliceable, its memoryview is
     item = stub(raw)
     who = named(item)
     found = f"{who or 'an item'} that does not parse: {not_json(raw, exc, start)} (every other item is read)"

@@ -26,6 +26,7 @@ from analyzer.bundle.forked import PARENT_SHARE
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
 from analyzer.bundle.checksum import Hasher
+from analyzer.bundle import layout
 from analyzer.bundle.layout import LAYOUT_SPLIT, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.reading import parse_json
@@ -137,7 +138,7 @@ def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
     return shape, names
 
 
-def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
+def _decoding_split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
     """(the top-level fields but `items`, parsed; the raw items, msgspec.Raw slices), or _NotPlain."""
     import msgspec
 
@@ -167,6 +168,23 @@ def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
     except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError, MemoryError):
         raise _NotPlain from None
     return envelope, items
+
+
+def _items_alone(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list | Slices] | None:
+    """The items of a List that does not parse whole, found by either split, each to be parsed alone (None: no
+    item boundary can be found). Called only once the whole parse has failed, so an item that does not parse
+    is the file's own, never the split's."""
+    found = layout.layout_split(data, _envelope_fields(kind) or ())  # the plain separator: exact, if slower
+    if found is not None:
+        found[1].whole_parses = False
+        return found
+    try:
+        return _decoding_split(data, kind)
+    except _NotPlain:
+        return None
+
+
+_split = _decoding_split  # the fast path's name for it (a test turns the fast path off, never the fallback)
 
 
 def _unmap_pages(data: bytes | mmap.mmap) -> None:
@@ -302,13 +320,12 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
     try:
         doc = parse_json(data, file)
     except BundleError:
-        found = layout_split(data, _envelope_fields(kind) or (), BY_NAME[kind].first_field)
+        found = _items_alone(data, kind)
         if found is None:
             raise  # no item boundary: the file is unreadable
         envelope, raws = found
         envelope["items"] = []
         _check_envelope(envelope_check, envelope, file)
-        raws.whole_parses = False  # known: an item that does not parse is the file's, not the split's
         visit(raws, 0, len(raws), file=file, item_check=item_check, sink=sink, add=add,
               progress=None if progress is None else (lambda i: progress(i, len(raws))))
         return Streamed(count=len(raws), single=False)
