@@ -24,6 +24,7 @@ from typing import BinaryIO, Iterator
 import orjson
 
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, REQUIRED
+from analyzer.bundle.item_errors import not_json
 from analyzer.errors import BundleError
 
 
@@ -230,7 +231,8 @@ def parse_json(data: bytes | mmap.mmap, file: str) -> object:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
-        raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
+        said = not_json(data, exc) if "UTF-8" in exc.msg else str(exc)  # the byte, not "surrogates not allowed"
+        raise BundleError(file, f"not JSON{hint}: {said}", "$") from None
     except RecursionError:
         raise BundleError(file, "not JSON: nested too deeply", "$") from None
     except MemoryError:

@@ -88,6 +88,10 @@ class Loaded:
     def why_missing(self, kind: str) -> str:
         return self.missing.get(kind, f"{kind}.json is not in the bundle")
 
+    def unreadable_file(self, kind: str) -> bool:
+        """Is the kind's file there but unreadable (not JSON, not a List, not a regular file), not just absent?"""
+        return any(e.file == f"{kind}.json" for e in self.unreadable)
+
     def note_changed(self, found: list[Violation], at: int | None = None) -> None:
         """A file changed since collection: a finding under `validate`, else a warning (nothing is left out)."""
         if not found:
