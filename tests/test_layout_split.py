@@ -56,15 +56,20 @@ def test_a_non_object_item_between_two_pods_is_read_again_and_named(tmp_path: Pa
     assert result.returncode == 1 and "$.items[2]" in result.stdout and "Traceback" not in result.stderr
 
 
-def test_a_truncated_pod_gives_the_words_of_the_whole_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_truncated_pod_is_a_finding_naming_it_and_the_others_keep_their_words(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     bundle = copy_bundle(tmp_path)
     text = (bundle / "pods.json").read_text()
     cut = text.index('"containers"', len(text) // 2)
     (bundle / "pods.json").write_text(text[:cut] + text[cut + 40:])
     want = _same(monkeypatch, bundle)
-    assert "error" in want and "pods.json" in want["error"]
-    result = run_cli("analyze", bundle)
-    assert result.returncode == 2 and "pods.json" in result.stderr and "Traceback" not in result.stderr
+    assert "error" not in want
+    [bad] = [v for v in want["violations"] if "does not parse" in v]
+    assert bad.startswith("pods.json: $.items[5]: expected a JSON item, found Pod lab/no-gpu-node that does not parse")
+    result = run_cli("analyze", bundle, "-o", "words")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    plain = dict(line.split("\t") for line in run_cli("analyze", LAB, "-o", "words").stdout.splitlines())
+    assert dict(line.split("\t") for line in result.stdout.splitlines()) == {**plain, "lab/no-gpu-node": "insufficient-evidence"}
 
 
 def test_the_separator_with_the_first_field_finds_what_the_plain_one_finds() -> None:

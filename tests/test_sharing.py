@@ -118,7 +118,6 @@ def test_a_workers_parts_are_used_only_when_they_follow_one_another_to_the_end()
     assert tiles([(5, 8, "a"), (8, 20, "b")], 5, 20)
     assert not tiles([(5, 8, "a"), (9, 20, "b")], 5, 20)  # an item nobody read
     assert not tiles([(5, 8, "a")], 5, 20)  # the end missing
-    assert tiles([(5, 8, "bad"), ], 5, 20, stops_at=lambda p: p[2] == "bad")  # the worker stopped at an unreadable item
     assert tiles([], 20, 20) and not tiles([], 5, 20)
 
 

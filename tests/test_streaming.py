@@ -28,6 +28,7 @@ from analyzer.model.build import build_cluster
 from analyzer.pipeline import Options, analyse, iter_verdicts, owner_targets, validate_only
 from analyzer.targets.attempts import stored_attempts
 from helpers import LAB, RECORDINGS, REPO, copy_bundle, run_cli
+from hostile.build import reseal
 from hostile.corpus import CASES
 from verdict_json import old_shape
 
@@ -189,16 +190,23 @@ def test_a_pod_in_both_shares_is_named_as_reading_in_one_pass_names_it(generated
     assert any(f"$.items[{last}].metadata.name" in f for f in _shared(monkeypatch, bundle, strict=False)["findings"])
 
 
-def test_an_unreadable_item_in_the_workers_share_fails_the_file_as_before(generated: Path, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """A number orjson refuses (1e400) in the last pod: the whole file is unreadable, with orjson's words."""
+@pytest.mark.parametrize("indent", [None, 4], ids=["one-line", "kubectl-layout"])
+def test_an_unreadable_item_in_the_workers_share_is_a_finding_and_the_rest_are_read(
+        generated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indent: int | None) -> None:
+    """A number orjson refuses (1e400) in the last pod, read by the worker: that item is a finding at its path
+    (with orjson's words), every other pod is read, the same as reading in one process or the whole document."""
     def infinite(doc: dict) -> bytes:
         doc["items"][-1]["metadata"]["labels"] = {"size": "MARK"}
-        return json.dumps(doc).encode().replace(b'"MARK"', b"1e400")
+        return json.dumps(doc, indent=indent).encode().replace(b'"MARK"', b"1e400")
 
     bundle = _with_pods(generated, tmp_path, infinite)
+    reseal(bundle)  # four spaces of indent make it larger than the manifest says: only the 1e400 is under test
     _same(monkeypatch, bundle)
-    assert "number is infinity" in _shared(monkeypatch, bundle, strict=False)["error"]
+    last = len(json.loads((generated / "pods.json").read_bytes())["items"]) - 1
+    got = _shared(monkeypatch, bundle, strict=False)
+    assert "error" not in got and got["verdicts"]
+    [finding] = [v for v in got["violations"] if "number is infinity" in v]
+    assert finding.startswith(f"pods.json: $.items[{last}]: expected a JSON item")
 
 
 def test_stuck_daemonset_pods_are_pinned_each_to_its_own_node(generated: Path) -> None:

@@ -144,6 +144,8 @@ def _show(value: object, limit: int = 60) -> str:
 
 
 def _found(value: object) -> str:
+    if value is None:
+        return "null"  # not "null null"
     return f"{_type_name(value)} {_show(value)}"
 
 

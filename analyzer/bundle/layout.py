@@ -53,6 +53,19 @@ class Slices:
                  sep: bytes = _SEP) -> None:
         self.data, self.starts, self.ends, self.close, self.sep = data, starts, ends, close, sep
         self._released = 0
+        self.whole_parses: bool | None = None  # asked once an item does not parse (check_misread)
+
+    def check_misread(self) -> None:
+        """An item did not parse alone: LayoutMisread when the whole file parses (the split cut a value kubectl
+        never writes at an item's depth), else the item itself is bad and the others are read."""
+        if self.whole_parses is None:
+            try:
+                orjson.loads(memoryview(self.data))
+                self.whole_parses = True
+            except (orjson.JSONDecodeError, RecursionError, MemoryError):
+                self.whole_parses = False
+        if self.whole_parses:
+            raise LayoutMisread
 
     def begin(self, i: int) -> None:
         """Reading goes on from item i: when that is before the pages already let go (a range taken from the other

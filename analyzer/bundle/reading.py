@@ -19,12 +19,13 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import orjson
 
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, REQUIRED
 from analyzer.bundle.formats import Format
+from analyzer.bundle.item_errors import not_json
 from analyzer.errors import BundleError
 
 
@@ -50,6 +51,7 @@ class Bundle:
     failed: dict[str, str] = field(default_factory=dict)  # kind -> collector's stderr
     # Another collector's archive (a troubleshoot support bundle, a must-gather): where its kinds are.
     format: Format | None = None
+    manifest_error: BundleError | None = None  # manifest.json is there but unreadable: read as a bare bundle
 
     # -- files ---------------------------------------------------------------
     def entry_index(self, rel: str) -> tuple[str, int, dict] | None:
@@ -79,9 +81,23 @@ class Bundle:
 
     def has(self, rel: str) -> bool:
         try:
-            return self.path(rel).is_file()
+            return self.present(rel)
         except BundleError:
             return False
+
+    def present(self, rel: str) -> bool:
+        """Is the file there? False when absent; BundleError when it leaves the bundle or is not a regular file
+        (a FIFO, a device, a socket, a directory: named, and never opened, so nothing can block)."""
+        p = self.path(rel)
+        try:
+            st = p.stat()  # follows a link inside the bundle (path() refused one that leaves it); opens nothing
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise BundleError(rel, f"cannot read: {exc.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(rel, f"is {file_type(st.st_mode)}, not a regular file: refusing to read it")
+        return True
 
     def _checked_size(self, rel: str) -> tuple[Path, int, int | None]:
         """(path, size, read limit) after the checks every read makes: a regular file, no larger than the
@@ -94,7 +110,7 @@ class Bundle:
         except OSError as exc:
             raise BundleError(rel, f"cannot read: {exc.strerror}") from None
         if not stat.S_ISREG(st.st_mode):
-            raise BundleError(rel, "not a regular file")
+            raise BundleError(rel, f"is {file_type(st.st_mode)}, not a regular file: refusing to read it")
         index = self.entry_index(rel)
         entry = index[2] if index else None
         limit = None
@@ -117,7 +133,7 @@ class Bundle:
         """The whole file, bounded by the manifest's size (plus slack) when it gives one."""
         p, size, limit = self._checked_size(rel)
         try:
-            with open(p, "rb") as fh:
+            with _open_regular(p, rel) as fh:
                 data = fh.read() if limit is None else fh.read(limit + 1)
         except OSError as exc:
             raise BundleError(rel, f"cannot read: {exc.strerror}") from None
@@ -134,7 +150,7 @@ class Bundle:
         if size < MAP_FROM:
             return self.read_bytes(rel)
         try:
-            with open(p, "rb") as fh:
+            with _open_regular(p, rel) as fh:
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return self.read_bytes(rel)  # a filesystem that cannot map: read it as before
@@ -186,6 +202,26 @@ def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPA
     raise BundleError(label, "not a regular file or directory")
 
 
+def _open_regular(p: Path, rel: str) -> BinaryIO:
+    """Open for reading without blocking (O_NONBLOCK: a FIFO put in the file's place after it was checked
+    opens at once) and check again that what was opened is a regular file."""
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise BundleError(rel, f"is {file_type(mode)}, not a regular file: refusing to read it")
+    return os.fdopen(fd, "rb")
+
+
+_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def file_type(mode: int) -> str:
+    """What a file that is not a regular file is, as a person would name it."""
+    return next((name for test, name in _TYPES if test(mode)), "not a regular file")
+
+
 def parse_json(data: bytes | mmap.mmap, file: str) -> object:
     """orjson with a message a person can use; the BOM case is named explicitly."""
     if not isinstance(data, bytes):
@@ -199,7 +235,8 @@ def parse_json(data: bytes | mmap.mmap, file: str) -> object:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         hint = " (truncated?)" if "EOF" in str(exc) or "end of" in str(exc).lower() else ""
-        raise BundleError(file, f"not JSON{hint}: {exc}", "$") from None
+        said = not_json(data, exc) if "UTF-8" in exc.msg else str(exc)  # the byte, not "surrogates not allowed"
+        raise BundleError(file, f"not JSON{hint}: {said}", "$") from None
     except RecursionError:
         raise BundleError(file, "not JSON: nested too deeply", "$") from None
     except MemoryError:
@@ -234,26 +271,40 @@ def _looks_like_tar(p: Path) -> bool:
 
 def _from_directory(root: Path, label: str) -> Bundle:
     bundle = Bundle(root=root)
-    if (root / MANIFEST).exists():
-        data = bundle.read_bytes(MANIFEST)
-        if len(data) > MAX_MANIFEST_BYTES:
-            raise BundleError(MANIFEST, f"is {len(data)} bytes: not a manifest", "$")
-        manifest = parse_json(data, MANIFEST)
-        if not isinstance(manifest, dict):
-            kind = "array" if isinstance(manifest, list) else type(manifest).__name__.replace("str", "string")
-            raise BundleError(MANIFEST, f"expected object, found {kind}", "$")
-        bundle.manifest = manifest
-        for e in manifest.get("files") or ():
-            if isinstance(e, dict) and e.get("status") == "failed" and isinstance(e.get("path"), str):
-                kind = e.get("kind") or e["path"].removesuffix(".json")
-                bundle.failed[str(kind)] = str(e.get("stderr") or "").strip()
-    elif not any((root / f"{k}.json").exists() for k in REQUIRED):
+    if (root / MANIFEST).exists() or (root / MANIFEST).is_symlink():
+        try:
+            bundle.manifest = _read_manifest(bundle)
+        except BundleError as exc:
+            # The manifest only describes the files: without it the bundle is read as a bare one, and the
+            # answers are the same (the error is reported with the others: exit 2).
+            bundle.manifest_error = exc
+    if bundle.manifest is None and not any((root / f"{k}.json").exists() for k in REQUIRED):
+        if bundle.manifest_error is not None:
+            raise bundle.manifest_error
         found = _foreign(root)
         if found is None:
             raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it, and not the layout "
                               "of a troubleshoot support bundle or a must-gather")
         return Bundle(root=found[0], format=found[1])
+    for e in (bundle.manifest or {}).get("files") or ():
+        if isinstance(e, dict) and e.get("status") == "failed" and isinstance(e.get("path"), str):
+            kind = e.get("kind") or e["path"].removesuffix(".json")
+            bundle.failed[str(kind)] = str(e.get("stderr") or "").strip()
     return bundle
+
+
+_JSON_TYPES = {list: "array", str: "string", type(None): "null", bool: "boolean", int: "integer", float: "number"}
+
+
+def _read_manifest(bundle: Bundle) -> dict:
+    data = bundle.read_bytes(MANIFEST)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise BundleError(MANIFEST, f"is {len(data)} bytes: not a manifest", "$")
+    manifest = parse_json(data, MANIFEST)
+    if not isinstance(manifest, dict):
+        kind = _JSON_TYPES.get(type(manifest), type(manifest).__name__)
+        raise BundleError(MANIFEST, f"expected object, found {kind}", "$")
+    return manifest
 
 
 def _foreign(directory: Path) -> tuple[Path, Format] | None:

@@ -23,9 +23,8 @@ import orjson
 
 from analyzer.bundle import forked
 from analyzer.bundle.engines import Compiled, Violation, findings_of, violations
-from analyzer.bundle.layout import LayoutMisread, Slices
-from analyzer.bundle.reading import parse_json
-from analyzer.errors import BundleError
+from analyzer.bundle.item_errors import unreadable_item
+from analyzer.bundle.layout import Slices
 
 Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]
 
@@ -53,15 +52,11 @@ class Splittable(ItemSink, Protocol):
     def merge(self, summary: object) -> bool: ...
 
 
-class UnreadableItem(BundleError):
-    """An item orjson refuses after earlier items were handed over: the caller takes back the findings
-    recorded since the file began (the whole-document path reports only this error)."""
-
-
 def visit(raws: list | Slices, lo: int, hi: int, *, file: str, item_check: Compiled, sink: ItemSink, add: Add,
-          progress: Callable[[int], None] | None = None) -> int | None:
-    """Items lo..hi-1: parse, validate, hand to the sink, drop. Returns the index of an item orjson
-    refuses (the caller reports the file unreadable), else None."""
+          progress: Callable[[int], None] | None = None) -> None:
+    """Items lo..hi-1: parse, validate, hand to the sink, drop. An item orjson refuses is a finding at its
+    path (bundle/item_errors.py), handed to the sink as an invalid item with what of it can be read; the
+    others are read (LayoutMisread instead when the split, not the file, was wrong)."""
     is_valid = item_check.is_valid
     loads = orjson.loads
     release = None
@@ -71,12 +66,18 @@ def visit(raws: list | Slices, lo: int, hi: int, *, file: str, item_check: Compi
     for i in range(lo, hi):
         raw = raws[i]
         raws[i] = None  # the slice goes as soon as its item is read
+        path = f"$.items[{i}]"
         try:
             item = loads(memoryview(raw))
-        except orjson.JSONDecodeError:
-            return i
+        except orjson.JSONDecodeError as exc:
+            start = None
+            if isinstance(raws, Slices):
+                raws.check_misread()
+                start = raws.starts[i]
+            stub, finding = unreadable_item(raw, exc, path, start)
+            sink.add_invalid(path, stub, add(file, [finding]))
+            continue
         del raw
-        path = f"$.items[{i}]"
         if is_valid(item):
             sink.add(path, item)
         else:
@@ -86,21 +87,6 @@ def visit(raws: list | Slices, lo: int, hi: int, *, file: str, item_check: Compi
                 progress(i)
             if release is not None:
                 release(i)
-    return None
-
-
-def unreadable(data: bytes | mmap.mmap, file: str, index: int, raws: object = None) -> UnreadableItem:
-    """An item orjson refuses makes the file unreadable, as orjson on the whole file would: the message is
-    orjson's on the whole file, the same words the whole-document path gives. A file that parses whole
-    after all, split by kubectl's layout, was misread by that split (two values at an item's depth between
-    two separators): LayoutMisread, and the caller reads the bundle again without it."""
-    try:
-        parse_json(data, file)
-    except BundleError as exc:
-        return UnreadableItem(exc.file, exc.message, exc.path)
-    if isinstance(raws, Slices):
-        raise LayoutMisread(file)
-    return UnreadableItem(file, "not JSON: an item orjson cannot read", f"$.items[{index}]")
 
 
 class Shares:
@@ -229,7 +215,7 @@ def worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compile
     """In the worker: items lo.., then halves taken from the end of the parent's, each into a fresh part.
     With `cut` (kubectl's layout): the items after that separator, found here while the parent finds its own
     and publishes their starts; lo is then the parent's count. ([(lo, hi, summary, findings of each invalid
-    item, unreadable index or None)] in file order, the List's item count)."""
+    item)] in file order, the List's item count)."""
     if isinstance(raws, Slices) and cut is not None and published is not None:
         mine = raws.after(cut)
         before = published.wait()
@@ -247,10 +233,8 @@ def worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compile
             found.append(triples)
             return violations(file, triples)
 
-        bad = visit(raws, lo, hi, file=file, item_check=item_check, sink=part, add=add)
-        parts.append((lo, hi, part.summary(), found, bad))
-        if bad is not None:
-            break
+        visit(raws, lo, hi, file=file, item_check=item_check, sink=part, add=add)
+        parts.append((lo, hi, part.summary(), found))
         lo, hi = shares.steal(least)
     parts.sort(key=lambda p: p[0])
     return parts, len(raws)
@@ -259,7 +243,7 @@ def worker_share(raws: list | Slices, lo: int, *, file: str, item_check: Compile
 class Pending:
     """One List shared with a worker: `finish()` reads this process's items (a chunk at a time, the worker taking
     from their end), then merges the worker's parts, or reads them here when it failed; it sets `count` (the
-    List's items) and raises UnreadableItem as reading the items here would. `abandon()` stops the worker."""
+    List's items). `abandon()` stops the worker."""
 
     def __init__(self, *, child: forked.Child, shares: Shares, data: bytes | mmap.mmap, raws: list | Slices,
                  file: str, item_check: Compiled, sink: Splittable, add: Add, chunk: int, total: int) -> None:
@@ -272,10 +256,8 @@ class Pending:
     def _here(self, lo: int, hi: int, progress: Callable[[int], None] | None = None) -> None:
         if isinstance(self.raws, Slices) and hi > len(self.raws):
             self.raws.complete()  # the worker's items, read here: the split stopped before them
-        bad = visit(self.raws, lo, hi, file=self.file, item_check=self.item_check, sink=self.sink, add=self.add,
-                    progress=progress)
-        if bad is not None:
-            raise unreadable(self.data, self.file, bad, self.raws)
+        visit(self.raws, lo, hi, file=self.file, item_check=self.item_check, sink=self.sink, add=self.add,
+              progress=progress)
 
     def finish(self, progress: Callable[[int, int], None] | None = None) -> None:
         total = self.total
@@ -289,11 +271,9 @@ class Pending:
             at = self.shares.end()
             got = self.child.result()
             parts, count = got if got is not None else ([], 0)  # type: ignore[misc]
-            if not tiles(parts, at, count, stops_at=lambda p: p[4] is not None):
+            if not tiles(parts, at, count):
                 parts = []  # not the items after this process's (cannot happen): read them here
-            for lo, hi, summary, found, bad in parts:
-                if bad is not None:
-                    raise unreadable(self.data, self.file, bad, self.raws)
+            for lo, hi, summary, found in parts:
                 if self.sink.merge(summary):
                     for triples in found:
                         self.add(self.file, triples)
@@ -320,19 +300,17 @@ class Pending:
         self.data = self.raws = None  # type: ignore[assignment]
 
 
-def tiles(parts: list, start: int, end: int, *, stops_at: Callable[[tuple], bool] | None = None) -> bool:
-    """Do the parts' ranges (each part's first two values, lo and hi) follow one another from `start` to `end`? A
-    part for which `stops_at` holds may end them early (the worker stopped there). What a worker sends back is
-    checked so before it is used: anything else, which cannot happen, is read here instead."""
+def tiles(parts: list, start: int, end: int) -> bool:
+    """Do the parts' ranges (each part's first two values, lo and hi) follow one another from `start` to `end`?
+    What a worker sends back is checked so before it is used: anything else, which cannot happen, is read here
+    instead."""
     lo = start
     for p in parts:
         if p[0] != lo:
             return False
         lo = p[1]
-        if stops_at is not None and stops_at(p):
-            return True
     return lo == end
 
 
-__all__ = ["Add", "ItemSink", "Pending", "Published", "Shares", "Splittable", "UnreadableItem", "chunk_of", "tiles", "unreadable", "visit",
+__all__ = ["Add", "ItemSink", "Pending", "Published", "Shares", "Splittable", "chunk_of", "tiles", "visit",
            "worker_share"]

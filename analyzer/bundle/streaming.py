@@ -26,11 +26,12 @@ from analyzer.bundle.forked import PARENT_SHARE
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
 from analyzer.bundle.checksum import Hasher
+from analyzer.bundle import layout
 from analyzer.bundle.layout import LAYOUT_SPLIT, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
 from analyzer.bundle.reading import parse_json
-from analyzer.bundle.sharing import (Add, ItemSink, Pending, Published, Shares, Splittable, UnreadableItem, chunk_of,
-                                     unreadable, visit, worker_share)
+from analyzer.bundle.sharing import (Add, ItemSink, Pending, Published, Shares, Splittable, chunk_of, visit,
+                                     worker_share)
 from analyzer.errors import BundleError
 
 
@@ -137,7 +138,7 @@ def _envelope_type(kind: str) -> tuple[type, tuple[str, ...]] | None:
     return shape, names
 
 
-def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
+def _decoding_split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
     """(the top-level fields but `items`, parsed; the raw items, msgspec.Raw slices), or _NotPlain."""
     import msgspec
 
@@ -167,6 +168,23 @@ def _split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
     except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError, MemoryError):
         raise _NotPlain from None
     return envelope, items
+
+
+def _items_alone(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list | Slices] | None:
+    """The items of a List that does not parse whole, found by either split, each to be parsed alone (None: no
+    item boundary can be found). Called only once the whole parse has failed, so an item that does not parse
+    is the file's own, never the split's."""
+    found = layout.layout_split(data, _envelope_fields(kind) or ())  # the plain separator: exact, if slower
+    if found is not None:
+        found[1].whole_parses = False
+        return found
+    try:
+        return _decoding_split(data, kind)
+    except _NotPlain:
+        return None
+
+
+_split = _decoding_split  # the fast path's name for it (a test turns the fast path off, never the fallback)
 
 
 def _unmap_pages(data: bytes | mmap.mmap) -> None:
@@ -208,7 +226,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
                       sink=sink, add=add, progress=progress)
     envelope["items"] = []  # the envelope schema only asks that items be an array
-    _check_envelope(envelope_check, envelope, file, add)
+    _check_envelope(envelope_check, envelope, file)
     del envelope
     _unmap_pages(data)
     if shared and isinstance(raws, Slices):  # kubectl's layout, nothing scanned yet: each process scans its part
@@ -227,9 +245,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
         raws.complete()
     total = len(raws)
     tick = None if progress is None else (lambda i: progress(i, total))
-    bad = visit(raws, 0, total, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
-    if bad is not None:
-        raise unreadable(data, file, bad, raws)
+    visit(raws, 0, total, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
     if progress is not None:
         progress(total, total)
     return Streamed(count=total, single=False)
@@ -288,24 +304,36 @@ def _start(work: Callable[[], object], hasher: Hasher | None) -> forked.Child | 
             hasher.resume()
 
 
-def _check_envelope(envelope_check: Compiled, doc: object, file: str,
-                    add: Callable[[str, list[tuple[str, str, str]]], list[Violation]]) -> None:
+def _check_envelope(envelope_check: Compiled, doc: object, file: str) -> None:
     if not envelope_check.is_valid(doc):
         found = findings_of(envelope_check, doc, ())
-        add(file, found)
+        # Only raised, not added as well: the file is reported once, as unreadable.
         raise EnvelopeError(file, f"expected {found[0][1]}, found {found[0][2]}" if found else "not a kubectl List",
                             found[0][0] if found else "$")
 
 
 def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_check: Compiled, sink: ItemSink,
            add: Callable[[str, list[tuple[str, str, str]]], list[Violation]], progress: Progress | None) -> Streamed:
-    """The whole-document path (malformed or unusual files): parse all, then the same per-item loop."""
-    doc = parse_json(data, file)
+    """The whole-document path (malformed or unusual files): parse all, then the same per-item loop. A List
+    that does not parse whole but whose items can be found (kubectl's layout) is read item by item: only the
+    items that do not parse are lost, each a finding."""
+    try:
+        doc = parse_json(data, file)
+    except BundleError:
+        found = _items_alone(data, kind)
+        if found is None:
+            raise  # no item boundary: the file is unreadable
+        envelope, raws = found
+        envelope["items"] = []
+        _check_envelope(envelope_check, envelope, file)
+        visit(raws, 0, len(raws), file=file, item_check=item_check, sink=sink, add=add,
+              progress=None if progress is None else (lambda i: progress(i, len(raws))))
+        return Streamed(count=len(raws), single=False)
     single_kind = BY_NAME[kind].item_kind
     if isinstance(doc, dict) and doc.get("kind") == single_kind and "items" not in doc:
         items, single = [doc], True
     else:
-        _check_envelope(envelope_check, doc, file, add)
+        _check_envelope(envelope_check, doc, file)
         items, single = doc["items"], False  # type: ignore[index]
     del doc
     is_valid = item_check.is_valid
@@ -326,5 +354,5 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
     return Streamed(count=total, single=single)
 
 
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "UnreadableItem", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed",
+__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed",
            "stream_list"]

@@ -19,13 +19,14 @@ from typing import Callable, Iterator, Mapping
 from analyzer.bundle.engines import SchemaSet, Violation, findings_of, violations
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, NAMES, PODS, REQUIRED, VERSION
 from analyzer.bundle.changed import manifest_findings
+from analyzer.bundle.manifest_paths import check_manifest_paths
 from analyzer.bundle.raw import read_checked_whole
 from analyzer.bundle.reading import Bundle
 from analyzer.bundle.checksum import start_hash
 from analyzer.bundle.formats import Format
 from analyzer.bundle.parts import files_label, path_in_file, read_kind
 from analyzer.bundle.forked import MEANWHILE_BYTES, PARENT_SHARE, parent_share
-from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, UnreadableItem, stream_list
+from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, stream_list
 from analyzer.errors import BundleError
 
 MAX_DETAILED = 10_000  # findings kept with full text; the rest are only counted
@@ -92,6 +93,10 @@ class Loaded:
     def why_missing(self, kind: str) -> str:
         return self.missing.get(kind, f"{kind}.json is not in the bundle")
 
+    def unreadable_file(self, kind: str) -> bool:
+        """Is the kind's file there but unreadable (not JSON, not a List, not a regular file), not just absent?"""
+        return any(e.file == f"{kind}.json" for e in self.unreadable)
+
     def note_changed(self, found: list[Violation], at: int | None = None) -> None:
         """A file changed since collection: a finding under `validate`, else a warning (nothing is left out)."""
         if not found:
@@ -136,7 +141,7 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
     size = len(data)
     index = loaded.bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
-    at, count_at = len(loaded.violations), loaded.violation_count
+    at = len(loaded.violations)
     keep = KeepAll() if sink is None else None
 
     def checked() -> None:
@@ -146,22 +151,15 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         hasher.join()
         loaded.note_changed(manifest_findings(rel, size, hasher.digest, index), at)
 
-    def unreadable(exc: UnreadableItem) -> BundleError:
-        del loaded.violations[at:]  # as if the file had been parsed whole first: only its error is reported
-        loaded.violation_count = count_at
-        return BundleError(exc.file, exc.message, exc.path)
-
     try:
         streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
                                add=loaded.add, progress=progress(rel) if progress else None, hasher=hasher, share=share)
     except EnvelopeError as exc:
         checked()
         raise BundleError(exc.file, exc.message, exc.path) from None
-    except BaseException as exc:
+    except BaseException:
         if hasher is not None:
             hasher.pause()  # its thread reads the file's pages; the digest is not needed now
-        if isinstance(exc, UnreadableItem):
-            raise unreadable(exc) from None
         raise
     del data
     pending = streamed.pending
@@ -179,11 +177,9 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         del loaded.violations[at:]
         try:
             pending.finish(progress(rel) if progress else None)
-        except BaseException as exc:
+        except BaseException:
             if hasher is not None:
                 hasher.pause()
-            if isinstance(exc, UnreadableItem):
-                raise unreadable(exc) from None
             raise
         loaded.violations.extend(later)
         del loaded.violations[MAX_DETAILED:]
@@ -217,11 +213,15 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
     """
     schemas = _schema_set(engine)  # compiled once per process and engine, not once per bundle
     loaded = Loaded(bundle=bundle, engine=schemas.engine, strict=strict)
+    if bundle.manifest_error is not None:
+        if strict:
+            raise bundle.manifest_error
+        loaded.unreadable.append(bundle.manifest_error)  # read as a bare bundle: the same answers, exit 2
     if bundle.manifest is not None:
         man = schemas.whole("manifest")
         if not man.is_valid(bundle.manifest):
             loaded.add(MANIFEST, findings_of(man, bundle.manifest, ()))
-        _check_manifest_paths(loaded)
+        check_manifest_paths(loaded.bundle, loaded.add)
     deferred: list[Deferred] = []
     try:
         _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress, deferred=deferred,
@@ -254,9 +254,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
     for kind in NAMES:
         rel = f"{kind}.json"
         try:
-            present = bundle.path(rel).is_file()  # refuses a link that leaves the bundle
+            present = bundle.present(rel)  # refuses a link that leaves the bundle, a FIFO, a device
         except BundleError as exc:
-            if strict or kind in REQUIRED:
+            if strict or BY_NAME[kind].fatal_when_missing:
                 raise
             loaded.unreadable.append(exc)
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
@@ -294,7 +294,9 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
                 if document is not None:
                     loaded.documents[kind] = document
         except BundleError as exc:
-            if strict or kind in REQUIRED:
+            # An unreadable file is a missing one for what depends on it (nodes.json included: the pods that
+            # need nodes answer insufficient-evidence naming it); only pods.json leaves nothing to answer.
+            if strict or BY_NAME[kind].fatal_when_missing:
                 raise
             loaded.unreadable.append(exc)
             loaded.missing[kind] = f"{rel} is unreadable: {exc.message}"
@@ -334,7 +336,7 @@ def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
     bundle = loaded.bundle
     if bundle.format is not None:
         return
-    if bundle.has(VERSION):
+    if bundle.has(VERSION) or _special(bundle, VERSION):
         try:
             version = read_checked(loaded, VERSION)
             check = schemas.whole("version")
@@ -361,23 +363,13 @@ def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
             loaded.add(rel, findings_of(attempt_check, doc, ()))
 
 
-def _check_manifest_paths(loaded: Loaded) -> None:
-    """Every file the manifest lists as collected must exist inside the bundle."""
-    manifest = loaded.bundle.manifest or {}
-    for section in ("files", "attempts"):
-        entries = manifest.get(section)
-        if not isinstance(entries, list):
-            continue
-        for i, e in enumerate(entries):
-            if not isinstance(e, dict) or not isinstance(e.get("path"), str) or e.get("status") != "ok":
-                continue
-            try:
-                present = loaded.bundle.path(e["path"]).is_file()
-            except BundleError as exc:
-                loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a path inside the bundle", f"{e['path']!r} ({exc.message})")])
-                continue
-            if not present:
-                loaded.add(MANIFEST, [(f"$.{section}[{i}].path", "a file that exists in the bundle", f"{e['path']!r} is missing")])
+def _special(bundle: Bundle, rel: str) -> bool:
+    """Is something other than a regular file there (a FIFO, a device)? Then reading it says what it is."""
+    try:
+        bundle.present(rel)
+    except BundleError:
+        return True
+    return False
 
 
 @lru_cache(maxsize=4)

@@ -147,6 +147,7 @@ class Kueue:
     admission_checks: dict[str, Condition | None] = field(default_factory=dict)  # name -> its Active condition
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Topology -> its levels' node labels
     missing: dict[str, str] = field(default_factory=dict)
+    unreadable: set[str] = field(default_factory=set)  # the kinds of `missing` whose file is there but unreadable
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (file, JSON path, what is wrong)
 
     @property
@@ -257,6 +258,8 @@ def _read(loaded: Loaded, kind: str, kueue: Kueue, make) -> None:
     doc: Document | None = loaded.documents.get(kind)
     if doc is None:
         kueue.missing[kind] = loaded.why_missing(kind)
+        if loaded.unreadable_file(kind):
+            kueue.unreadable.add(kind)
         return
     for i, item in doc.valid_items():
         try:

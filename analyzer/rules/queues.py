@@ -69,6 +69,11 @@ def decide(case: Case) -> Decision | None:
         if not _gated(case.spec) and t.kind == "Pod":
             return None  # a queue-name label without the gate: Kueue does not hold it
         case.evidence["missing"] = [f"{kind}.json" for kind in needed]
+        broken = [kind for kind in needed if kind in k.unreadable]
+        if broken:  # present but unreadable: the bundle cannot decide (causes.md, "When the bundle cannot decide")
+            return Decision(word=words.INSUFFICIENT_EVIDENCE,
+                            reason=f"held by Kueue ({ADMISSION_GATE}), but Kueue's objects cannot be read: "
+                                   + "; ".join(k.missing[kind] for kind in broken))
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"held by Kueue ({ADMISSION_GATE}), but the bundle lacks Kueue's objects: "
                                + "; ".join(k.missing[kind] for kind in needed))

@@ -72,6 +72,12 @@ DRA_HOSTILE_CEL = {
 NO_ATTEMPT_41 = words(drop_keys=("quota-lab/quota-exceeded",))
 ONLY_ATTEMPTS = {"quota-lab/quota-exceeded": "quota-exceeded", "lab/runtimeclass-missing": "no-runtimeclass"}
 
+# nodes.json unreadable or absent, or gpu-ok's labels unreadable: every pod that needs nodes (here: that might go to
+# gpu-ok) is insufficient-evidence naming it; the others keep their words.
+NO_NODES = words(lab__allocatable_zero="insufficient-evidence", lab__exhausted="insufficient-evidence",
+                 lab__no_gpu_node="insufficient-evidence", lab__selector_mismatch="insufficient-evidence",
+                 lab__taint="insufficient-evidence")
+
 # Bugs behind more than one row, named once.
 
 
@@ -94,11 +100,34 @@ def case(id: str, build: Callable[[Path], Path], validate: Expect | None = None,
 
 # -- helpers for rows ---------------------------------------------------------------------------------
 
-def replace_once(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+def replace_once(old: bytes, new: bytes, nth: int = 1) -> Callable[[bytes], bytes]:
+    """The nth occurrence of old (in the lab's pods.json, `"priority": 0` is the nth pod's) replaced by new."""
     def fn(data: bytes) -> bytes:
-        assert old in data, old
-        return data.replace(old, new, 1)
+        at = -1
+        for _ in range(nth):
+            at = data.index(old, at + 1)
+        return data[:at] + new + data[at + len(old):]
     return fn
+
+
+def cut_inside(index: int) -> Callable[[bytes], bytes]:
+    """40 bytes cut out of the lab pod at `index`, inside its containers: that item no longer parses."""
+    name = next(n for n, i in POD.items() if i == index)
+    def fn(data: bytes) -> bytes:
+        at = data.index(b'"containers"', data.index(f'"name": "{name}"'.encode()))
+        return data[:at] + data[at + 40:]
+    return fn
+
+
+def unix_socket(rel: str) -> Callable[[Path], object]:
+    """rel as a socket inode (mknod needs no privilege for one, and no path-length limit as bind has)."""
+    import os
+    import stat
+
+    def step(root: Path) -> None:
+        (root / rel).unlink()
+        os.mknod(root / rel, 0o600 | stat.S_IFSOCK)
+    return step
 
 
 def add_spare_node(fn: Callable[[dict], object] | None = None) -> Callable[[Path], object]:
@@ -272,7 +301,16 @@ CASES: list[Case] = [
     case("pods-empty-file", bundle(raw("pods.json", b"")),
          status=2, needles=("pods.json: $: empty file",)),
     case("nodes-whitespace-only", bundle(raw("nodes.json", b" \n\t\r\n ")),
-         status=2, needles=("nodes.json: $: empty file",)),
+         status=2, needles=("nodes.json: $: empty file",), words=NO_NODES),
+    # nodes.json present but unreadable is a missing nodes.json for what needs it: every pod still answered.
+    case("nodes-empty-array", bundle(raw("nodes.json", b"[]\n")),
+         status=2, needles=("nodes.json: $: expected object, found array []",), words=NO_NODES),
+    case("nodes-null", bundle(raw("nodes.json", b"null\n")),
+         status=2, needles=("nodes.json: $: expected object, found null",), words=NO_NODES),
+    case("nodes-truncated", bundle(raw("nodes.json", lambda d: d[: len(d) // 2])),
+         status=2, needles=("nodes.json: $: not JSON (truncated?)",), words=NO_NODES),
+    case("nodes-binary", bundle(raw("nodes.json", bytes(range(256)) * 16)),
+         status=2, needles=("nodes.json: $: not JSON",), words=NO_NODES),
     case("pods-truncated-half", bundle(raw("pods.json", lambda d: d[: len(d) // 2])),
          status=2, needles=("pods.json: $: not JSON (truncated?)",)),
     case("pods-truncated-tiny", bundle(data_file("pods.json", "truncated.json")),
@@ -281,19 +319,38 @@ CASES: list[Case] = [
          status=2, needles=("pods.json: $: not JSON",)),
     case("pods-utf8-bom", bundle(raw("pods.json", lambda d: b"\xef\xbb\xbf" + d)),
          status=2, needles=("pods.json: $: not JSON: starts with a UTF-8 byte-order mark",)),
+    # One item orjson refuses: that item is a finding at its path, naming it; every other item is read. gpu-ok's
+    # labels cannot be read: the pods it might take are insufficient-evidence, not judged on the other nodes.
     case("nodes-invalid-utf8", bundle(raw("nodes.json", replace_once(b'"gpu-ok"', b'"gpu-\xff\xfe"'))),
-         status=2, needles=("nodes.json: $: not JSON",)),
+         status=1, needles=("nodes.json: $.items[2]: expected a JSON item, found Node gpu-ok that does not parse: "
+                            "invalid UTF-8 at byte 8549 (0xff)",), words=NO_NODES, absent=("surrogates",)),
     case("pods-nan", bundle(data_file("pods.json", "nan.json")),
          status=2, needles=("pods.json: $: not JSON",)),
     case("nodes-infinity", bundle(data_file("nodes.json", "infinity.json")),
-         status=2, needles=("nodes.json: $: not JSON",)),
+         status=2, needles=("nodes.json: $: not JSON",), words=NO_NODES),
     case("pods-number-10000-digits", bundle(raw("pods.json", replace_once(b'"priority": 0', b'"priority": ' + b"7" * 10_000))),
-         status=2, needles=("pods.json: $: not JSON",)),
+         status=1, needles=("pods.json: $.items[0]: expected a JSON item, found Pod lab/allocatable-zero that does not parse: "
+                            "number is infinity when parsed as double",),
+         words=words(lab__allocatable_zero="insufficient-evidence")),
+    case("pod-number-1e400", bundle(raw("pods.json", replace_once(b'"priority": 0', b'"priority": 1e400', nth=2))),
+         status=1, needles=("pods.json: $.items[1]: expected a JSON item, found Pod lab/exhausted that does not parse: "
+                            "number is infinity when parsed as double at byte ",), words=words(lab__exhausted="insufficient-evidence")),
+    case("pod-nested-5000-deep", bundle(pod("exhausted", put("spec.fromTheFuture", DEEP)), deepen(5000)),
+         status=1, needles=("pods.json: $.items[1]: expected a JSON item, found Pod lab/exhausted that does not parse: "
+                            "depth limit exceeded at byte ",), words=words(lab__exhausted="insufficient-evidence")),
+    case("pod-truncated-in-the-middle", bundle(raw("pods.json", cut_inside(POD["no-gpu-node"]))),
+         status=1, needles=("pods.json: $.items[5]: expected a JSON item, found Pod lab/no-gpu-node that does not parse",),
+         words=words(lab__no_gpu_node="insufficient-evidence")),
+    # A running pod that cannot be read: its node's usage is unknown (as for any invalid running pod), so the
+    # pod that could only go there is insufficient-evidence; the others keep their words.
+    case("running-pod-1e400", bundle(raw("pods.json", replace_once(b'"priority": 0', b'"priority": 1e400', nth=3))),
+         status=1, needles=("pods.json: $.items[2]: expected a JSON item, found Pod lab/filler-a that does not parse",),
+         words=words(lab__exhausted="insufficient-evidence")),
     case("pods-nesting-100000-deep", bundle(raw("pods.json", deep_json(100_000))),
          status=2, needles=("pods.json: $: not JSON",)),
     case("nodes-object-nesting-100000-deep",
          bundle(raw("nodes.json", b'{"kind": "List", "items": [' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_000 + b"]}")),
-         status=2, needles=("nodes.json: $: not JSON",)),
+         status=2, needles=("nodes.json: $: not JSON",), words=NO_NODES),
     case("pods-far-larger-than-manifest", bundle(raw("pods.json", pad_json(8 * MiB), seal=False)),
          status=2, needles=("pods.json: is 8448682 bytes but the manifest says 60074",)),
 
@@ -306,9 +363,9 @@ CASES: list[Case] = [
     case("pods-items-object", bundle(edit("pods.json", put("items", {"a": 1}))),
          status=2, needles=('pods.json: $.items: expected array, found object {"a":1}',)),
     case("nodes-items-null", bundle(edit("nodes.json", put("items", None))),
-         status=2, needles=("nodes.json: $.items: expected array, found null",)),
+         status=2, needles=("nodes.json: $.items: expected array, found null",), words=NO_NODES),
     case("nodes-items-missing", bundle(edit("nodes.json", drop("items"))),
-         status=2, needles=("nodes.json: $.items: expected required key 'items', found nothing",)),
+         status=2, needles=("nodes.json: $.items: expected required key 'items', found nothing",), words=NO_NODES),
     case("pods-kind-nodelist", bundle(edit("pods.json", put("kind", "NodeList"))),
          status=2, needles=('pods.json: $.kind: expected one of "List", "PodList", found string "NodeList"',)),
     case("pods-kind-podlist-accepted", bundle(edit("pods.json", put("kind", "PodList"))),
@@ -454,13 +511,17 @@ CASES: list[Case] = [
          validate=Expect(1, ("nodes.json changed after collection: sha256 ", "(manifest.json $.files[1])")),
          analyze=Expect(0, ("gpu-triage: warning: nodes.json changed after collection",), LAB_WORDS)),
     case("manifest-not-json", bundle(raw("manifest.json", b"{ this is not json", seal=False)),
-         status=2, needles=("manifest.json: $: not JSON",)),
+         status=2, needles=("manifest.json: $: not JSON",), words=LAB_WORDS),
     case("manifest-empty", bundle(raw("manifest.json", b"", seal=False)),
-         status=2, needles=("manifest.json: $: empty file",)),
+         status=2, needles=("manifest.json: $: empty file",), words=LAB_WORDS),
     case("manifest-utf8-bom", bundle(raw("manifest.json", lambda d: b"\xef\xbb\xbf" + d, seal=False)),
-         status=2, needles=("manifest.json: $: not JSON: starts with a UTF-8 byte-order mark",)),
+         status=2, needles=("manifest.json: $: not JSON: starts with a UTF-8 byte-order mark",), words=LAB_WORDS),
     case("manifest-array", bundle(raw("manifest.json", b"[]", seal=False)),
-         status=2, needles=("manifest.json: $: expected object, found array",)),
+         status=2, needles=("manifest.json: $: expected object, found array",), words=LAB_WORDS),
+    case("manifest-null", bundle(raw("manifest.json", b"null\n", seal=False)),
+         status=2, needles=("manifest.json: $: expected object, found null",), words=LAB_WORDS),
+    case("manifest-truncated", bundle(raw("manifest.json", lambda d: d[: len(d) // 2], seal=False)),
+         status=2, needles=("manifest.json: $: not JSON (truncated?)",), words=LAB_WORDS),
     case("manifest-files-string", bundle(manifest(put("files", "pods.json"))),
          status=1, needles=('manifest.json: $.files: expected array, found string "pods.json"',), words=LAB_WORDS),
     case("manifest-file-entry-not-object", bundle(manifest(lambda m: m["files"].append(42))),
@@ -470,7 +531,7 @@ CASES: list[Case] = [
     case("manifest-bytes-1e30", bundle(manifest(put("files[0].bytes", 10**30))),
          status=1, needles=("manifest.json: $.files[0].bytes",), words=LAB_WORDS),
     case("manifest-nesting-100000-deep", bundle(raw("manifest.json", deep_json(100_000), seal=False)),
-         status=2, needles=("manifest.json: $: not JSON",)),
+         status=2, needles=("manifest.json: $: not JSON",), words=LAB_WORDS),
     case("manifest-symlink-outside", bundle(symlink("manifest.json", outside_copy("manifest.json"))),
          status=2, needles=("manifest.json: refusing: it is a link to", "outside the bundle")),
     case("manifest-records-failed-events", bundle(unlink("events.json"), manifest(lambda m: m["files"][4].update(
@@ -481,7 +542,7 @@ CASES: list[Case] = [
     case("pods-symlink-to-etc-passwd", bundle(symlink("pods.json", "/etc/passwd")),
          status=2, needles=("pods.json: refusing: it is a link to /etc/passwd, outside the bundle",), absent=(ETC_PASSWD_LINE,)),
     case("nodes-symlink-to-dev-zero", bundle(symlink("nodes.json", "/dev/zero")),
-         status=2, needles=("nodes.json: refusing: it is a link to /dev/zero, outside the bundle",)),
+         status=2, needles=("nodes.json: refusing: it is a link to /dev/zero, outside the bundle",), words=NO_NODES),
     case("events-symlink-outside", bundle(symlink("events.json", outside_copy("events.json"))),
          validate=Expect(2, ("events.json: refusing: it is a link to", "outside the bundle")),
          analyze=Expect(2, ("events.json: refusing: it is a link to", "outside the bundle"), words=LAB_WORDS)),
@@ -505,12 +566,21 @@ CASES: list[Case] = [
     case("events-symlink-inside-is-fine", bundle(lambda r: (r / "raw").mkdir(), lambda r: (r / "events.json").rename(r / "raw" / "events.json"),
                                                   symlink("events.json", "raw/events.json")),
          validate=Expect(0), analyze=Expect(0, words=LAB_WORDS)),
-    case("pods-is-a-fifo", bundle(fifo("pods.json")),
-         status=2, needles=("pods.json: missing",)),
-    case("events-is-a-fifo", bundle(fifo("events.json")),
-         status=1, needles=("manifest.json: $.files[4].path: expected a file that exists in the bundle",), words=LAB_WORDS),
+    # Only regular files are read: anything else is named with what it is, never opened (a FIFO would block).
+    case("pods-is-a-fifo", bundle(fifo("pods.json")), timeout=20,
+         status=2, needles=("pods.json: is a FIFO (named pipe), not a regular file",)),
+    case("events-is-a-fifo", bundle(fifo("events.json")), timeout=20,
+         status=2, needles=("events.json: is a FIFO (named pipe), not a regular file",), words=LAB_WORDS),
+    case("version-is-a-fifo", bundle(fifo("version.json")), timeout=20,
+         status=2, needles=("version.json: is a FIFO (named pipe), not a regular file",), words=LAB_WORDS),
+    case("attempt-is-a-fifo", bundle(fifo(ATTEMPT_41)), timeout=20,
+         status=2, needles=(f"{ATTEMPT_41}: is a FIFO (named pipe), not a regular file",), words=NO_ATTEMPT_41),
+    case("manifest-is-a-fifo", bundle(fifo("manifest.json")), timeout=20,
+         status=2, needles=("manifest.json: is a FIFO (named pipe), not a regular file",), words=LAB_WORDS),
+    case("events-is-a-socket", bundle(unix_socket("events.json")), timeout=20,
+         status=2, needles=("events.json: is a socket, not a regular file",), words=LAB_WORDS),
     case("nodes-is-a-directory", bundle(directory("nodes.json")),
-         status=2, needles=("nodes.json: missing",)),
+         status=2, needles=("nodes.json: is a directory, not a regular file",), words=NO_NODES),
     case("bare-bundle-without-pods-json", bundle(unlink("pods.json"), manifest=False),
          status=2, needles=("pods.json: missing",)),
 
