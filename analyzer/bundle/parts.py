@@ -19,7 +19,7 @@ from analyzer.bundle.engines import Compiled, SchemaSet, findings_of, violations
 from analyzer.bundle.formats import ARRAY, LIST, OBJECT, Part
 from analyzer.bundle.reading import Bundle, parse_json
 from analyzer.bundle.sharing import Add, ItemSink
-from analyzer.bundle.streaming import KeepAll, KeepIf, Progress, _check_envelope, stream_list
+from analyzer.bundle.streaming import KeepAll, KeepIf, Progress, check_envelope, stream_list
 from analyzer.errors import BundleError
 
 # PyYAML holds about twenty times a file's size while it builds it: no namespace's file comes near this.
@@ -155,7 +155,7 @@ def read_part(bundle: Bundle, part: Part, *, kind: str, schemas: SchemaSet, sink
         if part.yaml:
             _bounded(doc if not isinstance(doc, dict) else {k: v for k, v in doc.items() if k != "items"},
                      part.path, "$")
-        _check_envelope(envelope_check, doc, part.path, add)
+        check_envelope(envelope_check, doc, part.path)
         return _visit(doc["items"], ("items",), part, item_check, sink, add)  # type: ignore[index]
     if part.shape == ARRAY:
         if not isinstance(doc, list):

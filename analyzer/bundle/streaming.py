@@ -226,7 +226,7 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
         return _whole(data=data, file=file, kind=kind, envelope_check=envelope_check, item_check=item_check,
                       sink=sink, add=add, progress=progress)
     envelope["items"] = []  # the envelope schema only asks that items be an array
-    _check_envelope(envelope_check, envelope, file)
+    check_envelope(envelope_check, envelope, file)
     del envelope
     _unmap_pages(data)
     if shared and isinstance(raws, Slices):  # kubectl's layout, nothing scanned yet: each process scans its part
@@ -304,7 +304,7 @@ def _start(work: Callable[[], object], hasher: Hasher | None) -> forked.Child | 
             hasher.resume()
 
 
-def _check_envelope(envelope_check: Compiled, doc: object, file: str) -> None:
+def check_envelope(envelope_check: Compiled, doc: object, file: str) -> None:
     if not envelope_check.is_valid(doc):
         found = findings_of(envelope_check, doc, ())
         # Only raised, not added as well: the file is reported once, as unreadable.
@@ -325,7 +325,7 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
             raise  # no item boundary: the file is unreadable
         envelope, raws = found
         envelope["items"] = []
-        _check_envelope(envelope_check, envelope, file)
+        check_envelope(envelope_check, envelope, file)
         visit(raws, 0, len(raws), file=file, item_check=item_check, sink=sink, add=add,
               progress=None if progress is None else (lambda i: progress(i, len(raws))))
         return Streamed(count=len(raws), single=False)
@@ -333,7 +333,7 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
     if isinstance(doc, dict) and doc.get("kind") == single_kind and "items" not in doc:
         items, single = [doc], True
     else:
-        _check_envelope(envelope_check, doc, file)
+        check_envelope(envelope_check, doc, file)
         items, single = doc["items"], False  # type: ignore[index]
     del doc
     is_valid = item_check.is_valid
