@@ -19,6 +19,7 @@ from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.admission_world import AdmissionWorld, build_admission
 from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import scheduler_events
@@ -93,6 +94,7 @@ class Prepared:
     scheduler_events: dict
     node_start: NodeStart
     storage: Storage
+    admission: AdmissionWorld
 
 
 def prepare(loaded: Loaded) -> Prepared:
@@ -111,7 +113,7 @@ def prepare(loaded: Loaded) -> Prepared:
                     node_index=NodeIndex(nodes) if nodes is not None else None,
                     claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                     scheduler_events=scheduler_events(loaded), node_start=read_node_start(loaded),
-                    storage=build_storage(loaded))
+                    storage=build_storage(loaded), admission=build_admission(loaded, ns_labels))
 
 
 def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
@@ -141,6 +143,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     for file, path, found in p.queues.findings:
         findings.add(file, [(path, "quantities the queue can use", found)])
     findings.items.extend(p.autoscalers.findings)
+    findings.items.extend(p.admission.findings)
     nominated = Nominated(pods.nominated) if pods.nominated else None
     return Cluster(nominated=nominated, dra=p.dra, queues=p.queues, node_index=p.node_index,
                    columns=NodeColumns(nodes, pods.usage, nominated.totals() if nominated else None)
@@ -153,7 +156,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    missing=dict(loaded.missing), findings=findings, quota_problems=p.quota_problems,
                    node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
-                   node_start=p.node_start, newest_pod=pods.newest)
+                   node_start=p.node_start, newest_pod=pods.newest, admission=p.admission)
 
 
 def exact_hard(quota: dict) -> dict[str, Fraction]:

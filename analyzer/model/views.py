@@ -14,6 +14,7 @@ from analyzer.bundle.engines import Violation, violations
 # Types of the Cluster's fields only: the reader's PodsIndex imports this module for BoundPod and Findings before the
 # worker is forked, and needs none of them.
 if TYPE_CHECKING:
+    from analyzer.model.admission_world import AdmissionWorld
     from analyzer.model.accelerators import AcceleratorConfig
     from analyzer.model.events import SchedulerSaid
     from analyzer.model.nodes import InvalidNode, NodeView
@@ -90,6 +91,7 @@ class Cluster:
     newest_pod: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)  # controller uid -> (created, name, phase, node)
     columns: "NodeColumns | None" = None  # node state as arrays over nodes (None without nodes)
     nominated: "Nominated | None" = None  # pending pods nominated to a node by preemption (None: there are none)
+    admission: "AdmissionWorld | None" = None  # LimitRanges, webhooks and policies (model/admission_world.py)
 
     @property
     def new_taint_wording(self) -> bool:
