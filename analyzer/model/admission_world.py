@@ -59,11 +59,6 @@ class Webhook:
     def kind(self) -> str:
         return "MutatingWebhookConfiguration" if self.mutating else "ValidatingWebhookConfiguration"
 
-    @property
-    def everywhere(self) -> bool:
-        """Matches every pod of every namespace (its selectors are empty)."""
-        return not self.namespace_selector.requirements and not self.object_selector.requirements \
-            and not self.namespace_selector.nothing and not self.object_selector.nothing
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +92,22 @@ class AdmissionWorld:
 
     def labels_of(self, namespace: str) -> dict[str, str]:
         return self.ns_labels.get(namespace) or {NAMESPACE_NAME_LABEL: namespace}
+
+    def cluster_wide(self) -> list[str]:
+        """Sentences for the webhooks that cannot be called and refuse every pod in every namespace the bundle lists
+        (its own Service's namespace aside, which such webhooks exclude to let themselves start)."""
+        out = []
+        for b in self.blocking:
+            hook = b.webhook
+            if hook.object_selector.requirements or hook.object_selector.nothing:
+                continue
+            own = hook.service[0] if hook.service else ""
+            names = [ns for ns in self.ns_labels if ns != own] or ["default"]
+            if all(hook.namespace_selector.matches(self.labels_of(ns)) for ns in names):
+                out.append(f"admission webhook {hook.name} ({hook.kind} {hook.configuration}) fails closed for pods "
+                           f"in every namespace and cannot be called: {b.why}; no pod can be created until it is "
+                           f"restored")
+        return out
 
     def blocking_for(self, namespace: str, pod_labels: dict[str, str]) -> list[Blocking]:
         """The webhooks that cannot be called and would be called for this pod (namespaceSelector,

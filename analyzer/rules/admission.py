@@ -26,6 +26,7 @@ from analyzer.model import quantity
 from analyzer.model.build import exact_hard
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case, Decision
+from analyzer.evidence import prose
 from analyzer.model.admission_world import AdmissionWorld
 from analyzer.rules.admission_limits import apply_defaults, breaches
 from analyzer.rules.admission_validation import validation_errors
@@ -369,8 +370,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
     past_unknowns = text is not None and text.says in (SAYS_OTHER, SAYS_ADMITTED)
     for step in steps:
         if step.refusal:
-            if text is not None:
-                ev["agrees"] = _agree(True, False, text, step.word)
+            ev["agrees"] = _agree(True, False, text, step.word)
             _also(ev, [s for s in refusing if s is not step])
             return AdmissionResult(word=step.word, reason=step.refusal, evidence=ev)
         if step.unknown and not past_unknowns:
@@ -417,3 +417,41 @@ def decide(case: Case) -> Decision | None:
     if case.spec is None:
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason="the pod's spec is not in the bundle")
     return None
+
+
+# -- the evidence as sentences ------------------------------------------------------------------------
+
+_LISTED = ("validation", "limit_range_defaults", "limit_range", "webhooks", "webhooks_unknown", "quota")
+
+
+@prose.says("admission")
+def say_admission(value: object) -> list[str]:
+    """The admission steps as a person checks them: what the API server said, each object that refuses (or
+    would), what the LimitRange filled in, and whether the objects agree with the server."""
+    adm = value if isinstance(value, dict) else {}
+    out: list[str] = []
+    api = adm.get("api_server")
+    if isinstance(api, dict) and api.get("text"):
+        out.append(f"the API server said: {api['text']}")
+    if adm.get("runtimeClassName") is not None:
+        have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
+        out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
+    if adm.get("runtimeclass_refusal"):
+        out.append(f"the RuntimeClass plugin: {adm['runtimeclass_refusal']}")
+    if adm.get("denied_by"):
+        out.append(f"refused by {adm['denied_by']}")
+    for key in ("invalid_limitrange", "invalid_quota"):
+        if adm.get(key):
+            out.append(f"unreadable: {adm[key]}")
+    also = str(adm.get("also") or "")
+    for key in _LISTED:
+        for x in adm.get(key) or ():
+            if str(x) not in also:  # what would also refuse it is said once, below
+                out.append(f"the API server's validation: {x}" if key == "validation" else str(x))
+    if adm.get("also"):
+        out.append(str(adm["also"]))
+    if adm.get("missing"):
+        out.append(f"not in the bundle: {adm['missing']}")
+    if adm.get("agrees"):
+        out.append(f"objects and API server: {adm['agrees']}")
+    return out

@@ -64,18 +64,23 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
             owners = _owner_index(loaded, {k for k in latest if text_from_event(str(latest[k][1].get("message") or ""))})
         owner_obj, problem = owners.get(key, (None, None))
         spec = None
+        labels: dict = {}
         owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
         if owner_obj is None:
             owner["object"] = problem or (f"{kind} {ns}/{name} is not in {file_of(OWNERS[kind])} "
                                           f"({loaded.why_missing(OWNERS[kind])})")
         else:
-            spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
+            template = _dict(_dict(owner_obj.get("spec")).get("template"))
+            spec = template.get("spec")
+            # The pods it would make carry the template's labels: a webhook's objectSelector reads them.
+            labels = {str(k): str(v) for k, v in _dict(_dict(template.get("metadata")).get("labels")).items()}
             desired, existing = _replicas(kind, owner_obj)
             owner.update({"desired": desired, "existing": existing})
             if desired is not None and existing is not None and existing >= desired:
                 continue  # the controller has since created every pod it wants: resolved
         out.append(Target(kind=kind, namespace=ns, name=name, spec=spec, created=False,
-                          source=f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner, server_text=text))
+                          source=f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner, server_text=text,
+                          labels=labels))
     return out
 
 
