@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     ap.add_argument("--node-side", action="store_true",
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
+    ap.add_argument("--admission", action="store_true",
+                    help="a fifth of the namespaces under a LimitRange, and three webhook configurations with ready "
+                         "endpoints (scripts/generate_admission.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -56,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.kueue:
             from generate_kueue import add_kueue
             add_kueue(tmp, gen)
+        if args.admission:  # objects only: every answer of the bundle stays as it was
+            from generate_admission import add_admission
+            add_admission(tmp, args.seed)
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are
