@@ -322,3 +322,16 @@ def test_evidence_reads_as_sentences(tmp_path):
     assert "limit-range" in out and "LimitRange gpu-limits" in out
     assert "{" not in out.split("Admission", 1)[-1]
 
+
+
+def test_the_layout_split_finds_every_admission_item():
+    """bundle/layout.py looks for each item's first field as kubectl prints it (keys sorted): an EndpointSlice starts
+    with `addressType`, so a wrong first field would read the file twice (LayoutMisread)."""
+    from analyzer.bundle.catalog import BY_NAME
+
+    objects = {"limitranges": limitrange("l", NS, GPU_MAX_1), "validatingwebhookconfigurations": kyverno(),
+               "mutatingwebhookconfigurations": istio_injector(), "validatingadmissionpolicies": policy("p"),
+               "validatingadmissionpolicybindings": binding("b", "p"), "endpointslices": endpointslice(KYVERNO_SVC, True)}
+    for name, item in objects.items():
+        first = BY_NAME[name].first_field
+        assert first in ("", sorted(item)[0]), name

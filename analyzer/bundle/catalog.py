@@ -191,7 +191,7 @@ VALIDATINGADMISSIONPOLICYBINDINGS = Kind(
     group=ADMISSION_GROUP, item_kind="ValidatingAdmissionPolicyBinding", namespaced=False)
 ENDPOINTSLICES = Kind(
     file="endpointslices.json", resource="endpointslices." + DISCOVERY_GROUP, group=DISCOVERY_GROUP,
-    item_kind="EndpointSlice", namespaced=True)
+    item_kind="EndpointSlice", namespaced=True, first_field="")  # `addressType` sorts before apiVersion
 
 # The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (
