@@ -358,8 +358,9 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         _policy_objects(cluster, text, namespace, ev)
         mine = [s for s in steps if s.word == recorded]
         checked = spec is not None and recorded != words.ADMISSION_DENIED and not any(s.unknown for s in mine)
-        ev["agrees"] = _agree(any(s.refusal for s in mine) if checked else None, True, text,
-                              refusing[0].word if refusing else None)
+        ev["agrees"] = (_agree(any(s.refusal for s in mine) if checked else None, True, text,
+                               refusing[0].word if refusing else None) if recorded != words.ADMISSION_DENIED else
+                        "decided by the API server's text (a policy runs code the bundle does not hold)")
         _also(ev, [s for s in refusing if s.word != recorded])
         same = [s for s in mine if s.refusal]
         return AdmissionResult(word=recorded, reason=same[0].refusal if same else _text_reason(text), evidence=ev)
