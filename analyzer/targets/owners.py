@@ -1,5 +1,7 @@
-"""Controller refusals: owners (ReplicaSet, Job, StatefulSet, DaemonSet) whose latest FailedCreate event
-says `pods "…" is forbidden`. Answered once per owner with desired vs existing replicas."""
+"""Controller refusals: owners (ReplicaSet, Job, StatefulSet, DaemonSet) whose latest FailedCreate event is an
+admission refusal in any of its forms (targets/server_text.py: a plugin's `pods "…" is forbidden`, validation's
+`Pod "…" is invalid`, a webhook's or a policy's denial, a webhook that could not be called). Answered once per
+owner with desired vs existing replicas."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def owner_key(kind: str, item: object) -> tuple[str, str, str]:
 
 
 def owner_refusals(loaded: Loaded) -> list[Target]:
-    """One target per owner whose latest FailedCreate event says the pod was forbidden
+    """One target per owner whose latest FailedCreate event says admission refused the pod
     (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
     doc = loaded.documents.get(EVENTS.name)
     if doc is None:
