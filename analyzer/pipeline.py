@@ -244,7 +244,7 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
 
             cluster = build_cluster(loaded, config, keep=keep, pods=pods, prepared=early.model)
             stored = stored_attempts(loaded)
-            notes: list[str] = []
+            notes: list[str] = cluster.admission.cluster_wide() if cluster.admission is not None else []
             extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster, early.refusals)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)

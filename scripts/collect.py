@@ -65,6 +65,8 @@ Kind = collections.namedtuple("Kind", "file resource group namespaced required o
 DRA_GROUP = "resource.k8s.io"
 STORAGE_GROUP = "storage.k8s.io"
 KARPENTER_GROUP = "karpenter.sh"
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+DISCOVERY_GROUP = "discovery.k8s.io"
 PROVREQ_GROUP = "autoscaling.x-k8s.io"
 # The one ConfigMap ever read: cluster-autoscaler's status (node group sizes,
 # scale-up state; no secret). Any other ConfigMap is refused (NEVER_COLLECTED).
@@ -107,6 +109,19 @@ KINDS = [
     Kind("provisioningrequests.autoscaling.x-k8s.io.json",
          "provisioningrequests." + PROVREQ_GROUP, PROVREQ_GROUP, True, False),
     Kind("configmaps.cluster-autoscaler-status.json", "configmap", "", True, False, CA_STATUS),
+    # Admission (shared/spec/admission.md): LimitRanges, webhooks and policies
+    # that refuse a pod before it exists, and the EndpointSlices that say
+    # whether a webhook's Service can be called (caBundles are public: kept).
+    Kind("limitranges.json", "limitranges", "", True, False),
+    Kind("validatingwebhookconfigurations.json",
+         "validatingwebhookconfigurations." + ADMISSION_GROUP, ADMISSION_GROUP, False, False),
+    Kind("mutatingwebhookconfigurations.json",
+         "mutatingwebhookconfigurations." + ADMISSION_GROUP, ADMISSION_GROUP, False, False),
+    Kind("validatingadmissionpolicies.json",
+         "validatingadmissionpolicies." + ADMISSION_GROUP, ADMISSION_GROUP, False, False),
+    Kind("validatingadmissionpolicybindings.json",
+         "validatingadmissionpolicybindings." + ADMISSION_GROUP, ADMISSION_GROUP, False, False),
+    Kind("endpointslices.json", "endpointslices." + DISCOVERY_GROUP, DISCOVERY_GROUP, True, False),
 ]
 # Queueing systems (shared/spec/queues.md): custom resources, collected and
 # stored by their qualified plural (<plural>.<group>.json); "not-served" where
@@ -175,6 +190,9 @@ what it writes:
                     where not installed)
     configmaps.cluster-autoscaler-status.json   kube-system/cluster-autoscaler-
                     status only, by field selector (may be an empty List)
+    limitranges.json validatingwebhookconfigurations.json
+    mutatingwebhookconfigurations.json validatingadmissionpolicies.json
+    validatingadmissionpolicybindings.json endpointslices.json   (admission)
     attempts/NN-<name>.json               one per --manifest
   The directory appears under its final name only when complete.
 

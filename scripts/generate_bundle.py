@@ -2,7 +2,7 @@
 """Write a synthetic, internally consistent gpu-triage bundle of N nodes and M pods.
 
     python scripts/generate_bundle.py --nodes 500 --pods 15000 --seed 1 --out /tmp/gen-med \\
-        [--truth /tmp/gen-med.truth.tsv] [--pending-percent 3] [--force] [--dra] [--node-side] [--kueue]
+        [--truth /tmp/gen-med.truth.tsv] [--pending-percent 3] [--force] [--dra] [--node-side] [--kueue] [--admission]
 
 The bundle is what `scripts/collect.py` would write for a GKE-like cluster
 (v1.36): every `<resource>.json` in kubectl's List shape and indentation (4

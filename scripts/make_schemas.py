@@ -348,6 +348,8 @@ from autoscaler_schemas import autoscaler_defs  # noqa: E402  (a developer scrip
 
 DEFS.update(autoscaler_defs(STR, STRMAP, ref, arr))
 
+from admission_schemas import admission_defs  # noqa: E402  (admission.md: LimitRanges, webhooks, policies, slices)
+DEFS.update(admission_defs(STR, BOOL, STRMAP, ref, arr))
 # The files come from the one kinds catalog; the command is the one the collector runs.
 LISTS = {k.name: (k.item_kind, k.schema_def, " ".join(k.command)) for k in KINDS}
 

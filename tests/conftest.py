@@ -323,13 +323,14 @@ def make_bundle(tmp_path: Path, *, name: str = "bundle", pods: list[dict] | None
                 events: list[dict] | None = None, replicasets: list[dict] | None = None, jobs: list[dict] | None = None,
                 statefulsets: list[dict] | None = None, daemonsets: list[dict] | None = None,
                 namespaces: list[dict] | None = None, version: dict | None = None,
-                attempts: dict[str, dict] | None = None) -> Path:
-    """A bare bundle directory. Each list argument that is None leaves its file out of the bundle."""
+                attempts: dict[str, dict] | None = None, extra: dict[str, list[dict]] | None = None) -> Path:
+    """A bare bundle directory. Each list argument that is None leaves its file out of the bundle; `extra` maps
+    any other kind's name (`limitranges`) to its items."""
     root = tmp_path / name
     root.mkdir(parents=True)
     files = {"pods": pods, "nodes": nodes, "resourcequotas": quotas, "runtimeclasses": runtimeclasses,
              "events": events, "replicasets": replicasets, "jobs": jobs, "statefulsets": statefulsets,
-             "daemonsets": daemonsets, "namespaces": namespaces}
+             "daemonsets": daemonsets, "namespaces": namespaces, **(extra or {})}
     for kind, items in files.items():
         if items is not None:
             (root / f"{kind}.json").write_text(json.dumps(kubectl_list(items), indent=4))

@@ -299,7 +299,9 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
         "scaling-up", "scale-up-blocked",
         "no-scheduler",  # tests/test_schedulers.py, beside the scheduler pods it recognises
         # the volume and inter-pod words need claims and neighbours: tests/test_filters_*.py, on their recordings
-        "no-volumeclaim", "volume-unbound", "volume-node-conflict", "pod-affinity", "topology-spread"}
+        "no-volumeclaim", "volume-unbound", "volume-node-conflict", "pod-affinity", "topology-spread",
+        # the other admission words need LimitRanges, webhooks or a recorded refusal: tests/test_admission_rows.py
+        "invalid-spec", "limit-range", "admission-denied", "admission-unavailable"}
 
 
 def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):

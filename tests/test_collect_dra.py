@@ -112,8 +112,10 @@ def test_the_kinds_table_is_one_plain_importable_list() -> None:
         plural = k.file[:-len(".json")]
         if k.only:  # the status ConfigMap: one object by name (tests/test_collect_autoscalers.py)
             continue
-        # Qualified wherever a CRD of the same plural could answer instead: DRA and storage kinds, custom resources.
-        qualified = k.group in ("resource.k8s.io", "storage.k8s.io") and not plural.endswith("." + k.group)
+        # Qualified wherever a CRD of the same plural could answer instead: DRA, storage and admission kinds, custom
+        # resources.
+        qualified = k.group in ("resource.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
+                                "discovery.k8s.io") and not plural.endswith("." + k.group)
         assert k.resource == (f"{plural}.{k.group}" if qualified else plural)
     assert {k.file for k in kinds if k.namespaced} >= {"resourceclaims.json", "resourceclaimtemplates.json"}
 

@@ -27,7 +27,11 @@ from analyzer.bundle.catalog import KINDS as CATALOG, MAY_BE_UNSERVED
 MARKER = "REDACTED-BY-GPU-TRIAGE"
 # The generator writes every kind of the catalog except those a cluster may not serve (DRA, queues, the autoscalers'
 # CRDs) and cluster-autoscaler's status: it models device-plugin clusters without an autoscaler.
-LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None)
+# The admission kinds come with --admission only (tests/test_generate_admission.py).
+ADMISSION_ONLY = ("limitranges", "validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+                  "validatingadmissionpolicies", "validatingadmissionpolicybindings", "endpointslices")
+LIST_FILES = tuple(k.name for k in CATALOG if k.group not in MAY_BE_UNSERVED and k.only is None
+                   and k.name not in ADMISSION_ONLY)
 POD_WORDS = ("no-gpu-request", "scheduling-gated", "image-pull", "node-side", "volume-unbound", "selector-mismatch",
              "resource-name-mismatch", "volume-node-conflict", "cordoned", "untolerated-taint", "no-gpu-node", "allocatable-zero", "pod-affinity",
              "exhausted", "unclassified", "fits-now")

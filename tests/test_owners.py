@@ -202,16 +202,16 @@ def test_refusal_text_stands_when_quota_was_raised_since(tmp_path):
     assert v.evidence["admission"]["agrees"].startswith("no")
 
 
-def test_policy_refusal_is_unclassified_with_the_text(tmp_path):
-    # `pods "x" is forbidden: violates PodSecurity …` is an admission refusal the order does not name.
+def test_pod_security_refusal_is_admission_denied_with_the_text(tmp_path):
+    # `pods "x" is forbidden: violates PodSecurity …` is a policy's refusal: causes.md `admission-denied`.
     msg = ('Error creating: pods "trainer-685565f977-q8d7v" is forbidden: violates PodSecurity "restricted:latest": '
            'allowPrivilegeEscalation != false (container "cuda" must set securityContext.allowPrivilegeEscalation=false)')
     events = [failed_create("ReplicaSet", RS, "quota-lab", msg)]
     root = _bundle(tmp_path, replicasets=[replicaset()], events=events,
                    quotas=[quota("gpu-quota", "quota-lab", {"requests.nvidia.com/gpu": "8"}, {"requests.nvidia.com/gpu": "2"})])
     v = verdict(root, f"quota-lab/replicaset/{RS}")
-    assert v.word == "unclassified"
-    assert "PodSecurity" in v.reason
+    assert v.word == "admission-denied"
+    assert "Pod Security restricted:latest" in v.reason and "allowPrivilegeEscalation" in v.reason
 
 
 def test_failed_create_that_is_not_a_refusal_is_not_a_target(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from analyzer.bundle.catalog import KINDS
 from analyzer.replay.kinds import RESOURCES as SERVED
 from analyzer.replay.tables import TABLES
+from admission_fixtures import binding, container_limit, endpointslice, istio_injector, kyverno, limitrange, policy
 from helpers import RECORDINGS
 from test_replay import serving  # the one way to run serve (the kubectl fixture is conftest's)
 
@@ -46,6 +47,14 @@ def _every_kind(tmp: Path) -> Path:
                                                       "metadata": {"resourceVersion": ""}}))
     shutil.copy(SOURCES[0] / "version.json", root / "version.json")
     (root / "devicetaintrules.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [_rule()]}))
+    # No recording has admission objects: the tests' objects shaped after Kyverno's, Istio's and a LimitRange.
+    admission = {"limitranges": [limitrange("gpu-limits", "lab", container_limit(max={"nvidia.com/gpu": "1"}))],
+                 "validatingwebhookconfigurations": [kyverno()], "mutatingwebhookconfigurations": [istio_injector()],
+                 "validatingadmissionpolicies": [policy("gpu-max")],
+                 "validatingadmissionpolicybindings": [binding("gpu-max-binding", "gpu-max")],
+                 "endpointslices": [endpointslice(("kyverno", "kyverno-svc"), True)]}
+    for name, items in admission.items():
+        (root / f"{name}.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     return root
 
 

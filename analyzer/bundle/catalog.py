@@ -63,6 +63,8 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
 KARPENTER_GROUP = "karpenter.sh"
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+DISCOVERY_GROUP = "discovery.k8s.io"
 PROVREQ_GROUP = "autoscaling.x-k8s.io"
 CA_STATUS = ("kube-system", "cluster-autoscaler-status")  # cluster-autoscaler's --status-config-map-name default
 
@@ -172,6 +174,27 @@ CA_STATUS_CONFIGMAP = Kind(
     file="configmaps.cluster-autoscaler-status.json", resource="configmap", group="", item_kind="ConfigMap",
     namespaced=True, only=CA_STATUS)
 
+# Admission (admission.md): what refuses a pod before it exists. Absent: none of these (no LimitRange, no
+# webhook, no policy); EndpointSlices tell whether a fail-closed webhook's Service can be called.
+LIMITRANGES = Kind(
+    file="limitranges.json", resource="limitranges", group="", item_kind="LimitRange", namespaced=True,
+    short_names=("limits",))
+VALIDATINGWEBHOOKCONFIGURATIONS = Kind(
+    file="validatingwebhookconfigurations.json", resource="validatingwebhookconfigurations." + ADMISSION_GROUP,
+    group=ADMISSION_GROUP, item_kind="ValidatingWebhookConfiguration", namespaced=False)
+MUTATINGWEBHOOKCONFIGURATIONS = Kind(
+    file="mutatingwebhookconfigurations.json", resource="mutatingwebhookconfigurations." + ADMISSION_GROUP,
+    group=ADMISSION_GROUP, item_kind="MutatingWebhookConfiguration", namespaced=False)
+VALIDATINGADMISSIONPOLICIES = Kind(
+    file="validatingadmissionpolicies.json", resource="validatingadmissionpolicies." + ADMISSION_GROUP,
+    group=ADMISSION_GROUP, item_kind="ValidatingAdmissionPolicy", namespaced=False)
+VALIDATINGADMISSIONPOLICYBINDINGS = Kind(
+    file="validatingadmissionpolicybindings.json", resource="validatingadmissionpolicybindings." + ADMISSION_GROUP,
+    group=ADMISSION_GROUP, item_kind="ValidatingAdmissionPolicyBinding", namespaced=False)
+ENDPOINTSLICES = Kind(
+    file="endpointslices.json", resource="endpointslices." + DISCOVERY_GROUP, group=DISCOVERY_GROUP,
+    item_kind="EndpointSlice", namespaced=True, first_field="")  # `addressType` sorts before apiVersion
+
 # The order is the order files are read and listed in.
 KINDS: tuple[Kind, ...] = (
     PODS, NODES, RESOURCEQUOTAS, RUNTIMECLASSES, EVENTS, REPLICASETS, JOBS, STATEFULSETS, DAEMONSETS, NAMESPACES,
@@ -179,6 +202,8 @@ KINDS: tuple[Kind, ...] = (
     PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, CSINODES, CSIDRIVERS, CSISTORAGECAPACITIES,
     VOLUMEATTACHMENTS,
     NODEPOOLS, NODECLAIMS, PROVISIONINGREQUESTS, CA_STATUS_CONFIGMAP,
+    LIMITRANGES, VALIDATINGWEBHOOKCONFIGURATIONS, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGADMISSIONPOLICIES,
+    VALIDATINGADMISSIONPOLICYBINDINGS, ENDPOINTSLICES,
     WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS, TOPOLOGIES,
     PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
 )

@@ -19,6 +19,7 @@ from analyzer.bundle.engines import Violation
 from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.admission_world import AdmissionWorld, build_admission
 from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
 from analyzer.model.events import bundle_time, scheduler_events
@@ -94,6 +95,7 @@ class Prepared:
     scheduler_events: dict
     node_start: NodeStart
     storage: Storage
+    admission: AdmissionWorld
 
 
 def prepare(loaded: Loaded) -> Prepared:
@@ -112,7 +114,7 @@ def prepare(loaded: Loaded) -> Prepared:
                     node_index=NodeIndex(nodes) if nodes is not None else None,
                     claim_events=scheduler_events(loaded, "FailedResourceClaimCreation"),
                     scheduler_events=scheduler_events(loaded), node_start=read_node_start(loaded),
-                    storage=build_storage(loaded))
+                    storage=build_storage(loaded), admission=build_admission(loaded, ns_labels))
 
 
 def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
@@ -142,6 +144,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
     for file, path, found in p.queues.findings:
         findings.add(file, [(path, "quantities the queue can use", found)])
     findings.items.extend(p.autoscalers.findings)
+    findings.items.extend(p.admission.findings)
     nominated = Nominated(pods.nominated) if pods.nominated else None
     now = bundle_time(loaded)
     vgpu = _vgpu(loaded, nodes, pods, now[0] if now is not None else None)
@@ -161,7 +164,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
                    node_start=p.node_start, newest_pod=pods.newest,
                    schedulers=pods.schedulers, now=now, vgpu=vgpu,
-                   reservations=pods.reservations)
+                   reservations=pods.reservations, admission=p.admission)
 
 
 def _vgpu(loaded: Loaded, nodes: list[NodeView] | None, pods: PodsIndex, now: str | None) -> VgpuWorld | None:

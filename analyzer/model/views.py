@@ -14,6 +14,7 @@ from analyzer.bundle.engines import Violation, violations
 # Types of the Cluster's fields only: the reader's PodsIndex imports this module for BoundPod and Findings before the
 # worker is forked, and needs none of them.
 if TYPE_CHECKING:
+    from analyzer.model.admission_world import AdmissionWorld
     from analyzer.model.accelerators import AcceleratorConfig
     from analyzer.model.events import SchedulerSaid
     from analyzer.model.nodes import InvalidNode, NodeView
@@ -97,6 +98,7 @@ class Cluster:
     reservations: dict[str, "Reservation"] = field(default_factory=dict)  # KAI's, by GPU group (model/schedulers.py)
     vgpu: "VgpuWorld | None" = None  # HAMi's and Volcano's vGPU accounting (model/vgpu.py; None: neither is used)
     now: tuple[str, str] | None = None  # the bundle's time and its source (model/events.bundle_time)
+    admission: "AdmissionWorld | None" = None  # LimitRanges, webhooks and policies (model/admission_world.py)
 
     @property
     def new_taint_wording(self) -> bool:

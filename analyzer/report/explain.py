@@ -134,13 +134,5 @@ def _admission(ev: dict, w) -> None:  # type: ignore[no-untyped-def]
     if not isinstance(adm, dict):
         return
     w("\nAdmission, rebuilt from the bundle's objects:\n")
-    api = adm.get("api_server")
-    if isinstance(api, dict) and api.get("says"):
-        w(f"  the API server refused it for: {api['says']}\n")
-    if adm.get("runtimeClassName") is not None:
-        have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
-        w(f"  runtimeClassName: {adm['runtimeClassName']} (RuntimeClasses in the bundle: {have})\n")
-    for q in adm.get("quota") or ():
-        w(f"  {q}\n")
-    if adm.get("agrees"):
-        w(f"  agrees: {adm['agrees']}\n")
+    for line in prose.lines({"admission": adm}):
+        w(f"  {line}\n")

@@ -18,6 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Iterable
 
 from analyzer import __version__, words
+from analyzer import prose
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.text import some_names
@@ -208,16 +209,9 @@ def evidence_lines(d: dict) -> list[str]:
     out: list[str] = []
     adm = ev.get("admission")
     if isinstance(adm, dict):
-        api = adm.get("api_server")
-        if isinstance(api, dict) and api.get("text"):
-            out.append(f"API server said: {api['text']}")
-        if adm.get("runtimeClassName") is not None:
-            have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
-            out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
-        for q in adm.get("quota") or ():
-            out.append(str(q))
-        if adm.get("agrees") and not str(adm["agrees"]).startswith("yes"):
-            out.append(f"objects vs API server: {adm['agrees']}")  # said only when they disagree
+        # the agreement is said only when the objects and the server disagree
+        out.extend(line for line in prose.lines({"admission": adm}) if not line.startswith("objects and API server: yes")
+                   and not line.startswith("objects and API server: no API server answer"))
     owner = ev.get("owner")
     if isinstance(owner, dict):
         if owner.get("event"):

@@ -1,147 +1,67 @@
-"""Rules 1-2 (never-created pods): RuntimeClass and ResourceQuota, decided from the objects in
-the bundle and cross-checked against the API server's own words.
+"""The admission rows (never-created pods: attempts and refused owners), in the API server's order
+(admission.md): `no-runtimeclass`, `invalid-spec`, `limit-range`, `admission-denied`, `admission-unavailable`,
+`quota-exceeded`.
 
-Order: the RuntimeClass admission plugin (mutating) rejects before the
-ResourceQuota plugin (validating) runs, so a manifest wrong on both is refused
-for the RuntimeClass alone; the word must match what the person saw.
+A request is refused at the first step that says no, and the message names only that step, so a recorded
+refusal (an attempt's answer, a FailedCreate event; targets/server_text.py) decides the word and stands even
+if the objects have changed since (the evidence then says they disagree). Without one the steps are rebuilt
+from the bundle in order: RuntimeClass (mutating), mutating webhooks that cannot be called, validation
+(rules/admission_validation.py), LimitRange defaults then bounds (rules/admission_limits.py), validating
+webhooks that cannot be called, quota last over the spec the earlier steps leave. A policy's denial runs code
+the bundle does not hold: only its text decides. Every other step that would refuse is named as well.
 
 Quota accounting follows Kubernetes' pod evaluator: a pod counts toward
 `pods`, `count/pods`, `cpu`/`requests.cpu`, `limits.cpu`, the same for memory
 and ephemeral-storage, `requests.<extended>` and `requests.hugepages-*`; only
 keys the quota lists in spec.hard; scopes (Terminating, NotTerminating,
 BestEffort, NotBestEffort, PriorityClass) select which pods a quota counts.
-The objects decide when the bundle has them; the API server's text decides
-when only the text exists, and a refusal the text records stands even if the
-objects have changed since (the evidence then says they disagree).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
-from analyzer.bundle.catalog import RESOURCEQUOTAS, RUNTIMECLASSES
+from analyzer.bundle.catalog import LIMITRANGES, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer import words
 from analyzer.model import quantity
-from analyzer.model.build import exact_hard
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case, Decision
-from analyzer.targets.server_text import SAYS_ADMITTED, SAYS_OTHER, SAYS_QUOTA, SAYS_RUNTIMECLASS
+from analyzer import prose
+from analyzer.model.admission_world import AdmissionWorld
+from analyzer.rules.admission_limits import apply_defaults, breaches
+from analyzer.rules.admission_quota import quota_findings
+from analyzer.rules.admission_validation import validation_errors
+from analyzer.targets.server_text import (SAYS_ADMITTED, SAYS_DENIED, SAYS_INVALID, SAYS_LIMITRANGE, SAYS_OTHER,
+                                          SAYS_QUOTA, SAYS_RUNTIMECLASS, SAYS_UNAVAILABLE)
 from analyzer.model.target import ServerText
-from analyzer.model.podspec import all_containers, qos_best_effort, quota_usage
-from analyzer.model.quantity import QuantityError, format_exact
 
-# -- quota -------------------------------------------------------------------------
-
-@dataclass(frozen=True, kw_only=True)
-class QuotaFinding:
-    quota: str
-    key: str
-    problem: str  # exceeded | must-specify | status-unknown
-    requested: str = ""
-    used: str = ""
-    hard: str = ""
-
-    def sentence(self) -> str:
-        if self.problem == "exceeded":
-            return f"quota {self.quota}: {self.key} used {self.used} + requested {self.requested} > hard {self.hard}"
-        if self.problem == "must-specify":
-            return f"quota {self.quota}: every container must specify {self.key}"
-        return f"quota {self.quota}: status.used has no {self.key} yet (the quota controller has not counted it)"
-
-
-def _scope_matches(quota: dict, spec: dict) -> bool:
-    qspec = quota.get("spec") or {}
-    for scope in qspec.get("scopes") or ():
-        if not _one_scope(scope, "Exists", [], spec):
-            return False
-    for expr in ((qspec.get("scopeSelector") or {}).get("matchExpressions") or ()):
-        if not _one_scope(expr.get("scopeName"), expr.get("operator"), expr.get("values") or [], spec):
-            return False
-    return True
-
-
-def _one_scope(scope: str | None, op: str | None, values: list, spec: dict) -> bool:
-    terminating = spec.get("activeDeadlineSeconds") is not None
-    if scope == "Terminating":
-        return terminating
-    if scope == "NotTerminating":
-        return not terminating
-    if scope == "BestEffort":
-        return qos_best_effort(spec)
-    if scope == "NotBestEffort":
-        return not qos_best_effort(spec)
-    if scope == "PriorityClass":
-        pc = spec.get("priorityClassName") or ""
-        if op == "In":
-            return pc in values
-        if op == "NotIn":
-            return pc not in values
-        if op == "Exists":
-            return bool(pc)
-        if op == "DoesNotExist":
-            return not pc
-    if scope == "CrossNamespacePodAffinity":
-        aff = spec.get("affinity") or {}
-        for kind in ("podAffinity", "podAntiAffinity"):
-            for section in (aff.get(kind) or {}).values():
-                for term in section or ():
-                    t = term.get("podAffinityTerm", term) if isinstance(term, dict) else {}
-                    if t.get("namespaces") or t.get("namespaceSelector") is not None:
-                        return True
-        return False
-    return True  # a scope this version does not know: count the pod, as the safer reading
-
-
-_MUST_SPECIFY = {"cpu": "requests.cpu", "requests.cpu": "requests.cpu", "memory": "requests.memory",
-                 "requests.memory": "requests.memory", "limits.cpu": "limits.cpu", "limits.memory": "limits.memory"}
-
-
-def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[QuotaFinding]:
-    usage = quota_usage(spec)
-    found: list[QuotaFinding] = []
-    for q in quotas:
-        if not _scope_matches(q, spec):
-            continue
-        name = (q.get("metadata") or {}).get("name", "?")
-        hard = exact_hard(q)
-        used_raw = (q.get("status") or {}).get("used") or {}
-        # Kubernetes' backward-compatibility rule: quota on cpu/memory requires every container to state it.
-        for key in hard:
-            need = _MUST_SPECIFY.get(key)
-            if need:
-                section, res = need.split(".")
-                for c in all_containers(spec):
-                    values = ((c.get("resources") or {}).get(section) or {})
-                    limits = ((c.get("resources") or {}).get("limits") or {})
-                    if res not in values and not (section == "requests" and res in limits):
-                        found.append(QuotaFinding(quota=name, key=need, problem="must-specify"))
-                        break
-        for key, amount in usage.items():
-            if key not in hard:
-                continue
-            if key not in used_raw:
-                found.append(QuotaFinding(quota=name, key=key, problem="status-unknown"))
-                continue
-            try:
-                used = Fraction(0) if used_raw[key] is None else quantity.parse(used_raw[key])
-            except QuantityError:
-                found.append(QuotaFinding(quota=name, key=key, problem="status-unknown"))
-                continue
-            if used + amount > hard[key]:
-                found.append(QuotaFinding(quota=name, key=key, problem="exceeded", requested=format_exact(amount),
-                                          used=format_exact(used), hard=format_exact(hard[key])))
-    return found
-
-
-# -- the two rules -------------------------------------------------------------------
+# -- the rows in the API server's order ---------------------------------------------
 
 @dataclass(kw_only=True)
 class AdmissionResult:
-    word: str | None  # no-runtimeclass | quota-exceeded | insufficient-evidence | unclassified | None (admitted)
+    word: str | None  # an admission word | insufficient-evidence | unclassified | None (admitted)
     reason: str
     evidence: dict
     spec: dict | None = None  # the spec as admission leaves it (RuntimeClass overhead and scheduling applied)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One admission step rebuilt from the objects: it refuses (`refusal` set), cannot be checked (`unknown`
+    set: the missing file or invalid object, said), or passes (neither)."""
+
+    word: str
+    refusal: str = ""
+    unknown: str = ""
+    missing: str = ""  # the file whose absence makes it unknown
+
+
+# The word each kind of recorded refusal speaks for.
+TEXT_WORDS: dict[str, str] = {
+    SAYS_RUNTIMECLASS: words.NO_RUNTIMECLASS, SAYS_INVALID: words.INVALID_SPEC, SAYS_LIMITRANGE: words.LIMIT_RANGE,
+    SAYS_DENIED: words.ADMISSION_DENIED, SAYS_UNAVAILABLE: words.ADMISSION_UNAVAILABLE,
+    SAYS_QUOTA: words.QUOTA_EXCEEDED,
+}
 
 
 def apply_runtimeclass(spec: dict, rc: dict | None) -> tuple[dict, str | None]:
@@ -179,82 +99,191 @@ def apply_runtimeclass(spec: dict, rc: dict | None) -> tuple[dict, str | None]:
     return out, None
 
 
-def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None) -> AdmissionResult:
-    """spec None: the pod's spec is not in the bundle (an owner whose object was not collected): text only."""
-    ev: dict = {}
-    if text is not None:
-        ev["api_server"] = {"says": text.says, "text": text.text, **({"detail": text.detail} if text.detail else {})}
+def _runtimeclass_step(cluster: Cluster, spec: dict, ev: dict) -> Step:
+    rc = spec.get("runtimeClassName")
+    if not rc:
+        return Step(word=words.NO_RUNTIMECLASS)
+    ev["runtimeClassName"] = rc
+    if cluster.runtimeclasses is None:
+        return Step(word=words.NO_RUNTIMECLASS, missing=RUNTIMECLASSES.file,
+                    unknown=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing(RUNTIMECLASSES.name)}")
+    ev["runtimeclasses_in_bundle"] = sorted(cluster.runtimeclasses)
+    if rc not in cluster.runtimeclasses:
+        return Step(word=words.NO_RUNTIMECLASS, refusal=f"RuntimeClass {rc!r} is not in runtimeclasses.json")
+    return Step(word=words.NO_RUNTIMECLASS)
 
-    # Rule 1: RuntimeClass.
-    rc = spec.get("runtimeClassName") if spec is not None else None
-    rc_holds: bool | None = None
-    if spec is None:
-        rc_holds = None
-    elif rc:
-        if cluster.runtimeclasses is None:
-            rc_holds = None
-        else:
-            rc_holds = rc not in cluster.runtimeclasses
-        ev["runtimeClassName"] = rc
-        if cluster.runtimeclasses is not None:
-            ev["runtimeclasses_in_bundle"] = sorted(cluster.runtimeclasses)
-    else:
-        rc_holds = False
 
-    if spec is not None and (not rc or (cluster.runtimeclasses and rc in cluster.runtimeclasses)):
-        mutated, refusal = apply_runtimeclass(spec, (cluster.runtimeclasses or {}).get(rc) if rc else None)
-        if refusal and not (text is not None and text.says == SAYS_ADMITTED):  # the server's "admitted" outranks us
-            ev["runtimeclass_refusal"] = refusal
-            return AdmissionResult(word=words.UNCLASSIFIED, reason=f"the RuntimeClass admission plugin would refuse it: {refusal}", evidence=ev)
-        if mutated is not spec:
-            ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations") if mutated.get(k) != spec.get(k)}
-            spec = mutated
+def _webhook_steps(world: AdmissionWorld | None, namespace: str, labels: dict[str, str], *, mutating: bool,
+                   ev: dict) -> Step:
+    """A fail-closed webhook the pod's CREATE reaches and the API server cannot call (row `admission-unavailable`);
+    a mutating one runs before validation, a validating one after the LimitRange's bounds."""
+    if world is None:
+        return Step(word=words.ADMISSION_UNAVAILABLE)
+    found = [b for b in world.blocking_for(namespace, labels) if b.webhook.mutating == mutating]
+    if not found:
+        return Step(word=words.ADMISSION_UNAVAILABLE)
+    said = [f"{b.webhook.kind} {b.webhook.configuration}: webhook {b.webhook.name} (failurePolicy Fail) cannot be "
+            f"called: {b.why}" for b in found]
+    ev.setdefault("webhooks", []).extend(said)
+    return Step(word=words.ADMISSION_UNAVAILABLE, refusal=said[0])
 
-    # Rule 2: quota (evaluated as well, so the evidence can name both causes).
-    quotas = cluster.quotas
-    q_findings: list[QuotaFinding] | None = None
+
+def _limit_steps(world: AdmissionWorld | None, spec: dict, namespace: str, ev: dict) -> tuple[dict, Step]:
+    """LimitRange defaults (the spec after them) and its bounds (row `limit-range`)."""
+    if world is None:
+        return spec, Step(word=words.LIMIT_RANGE)
+    problem = world.limit_problems.get(namespace) or world.limit_problems.get("*")
+    items = world.limit_items.get(namespace, [])
+    if problem:
+        ev["invalid_limitrange"] = problem
+        return spec, Step(word=words.LIMIT_RANGE, unknown=f"cannot check the LimitRanges of {namespace}: {problem}",
+                          missing=LIMITRANGES.file)
+    if not items:
+        return spec, Step(word=words.LIMIT_RANGE)
+    defaulted = apply_defaults(spec, items)
+    if defaulted.defaults:
+        ev["limit_range_defaults"] = [d.sentence() for d in defaulted.defaults] + list(defaulted.contested)
+    found = breaches(defaulted.spec, items)
+    if not found:
+        return defaulted.spec, Step(word=words.LIMIT_RANGE)
+    ev["limit_range"] = [b.sentence() for b in found]
+    return defaulted.spec, Step(word=words.LIMIT_RANGE, refusal=found[0].sentence())
+
+
+def _quota_step(cluster: Cluster, spec: dict, namespace: str, defaults: list[str], ev: dict) -> Step:
     bad_quota = cluster.quota_problems.get(namespace) or cluster.quota_problems.get("*")
     if bad_quota:
         ev["invalid_quota"] = bad_quota
-    if quotas is not None and spec is not None and not bad_quota:
-        q_findings = quota_findings(spec, namespace, quotas.get(namespace, []))
-        ev["quota"] = [f.sentence() for f in q_findings] or [f"no quota in {namespace} would be exceeded"]
+        return Step(word=words.QUOTA_EXCEEDED, unknown=f"cannot check quota: an invalid quota in {namespace}: {bad_quota}",
+                    missing=RESOURCEQUOTAS.file)
+    if cluster.quotas is None:
+        return Step(word=words.QUOTA_EXCEEDED, unknown=f"cannot check quota: {cluster.why_missing(RESOURCEQUOTAS.name)}",
+                    missing=RESOURCEQUOTAS.file)
+    found = quota_findings(spec, namespace, cluster.quotas.get(namespace, []))
+    ev["quota"] = [f.sentence() for f in found] or [f"no quota in {namespace} would be exceeded"]
+    if not found:
+        return Step(word=words.QUOTA_EXCEEDED)
+    first = found[0]
+    # A LimitRange default counted by the quota is named: the person never wrote that amount.
+    resource = first.key.removeprefix("requests.").removeprefix("limits.")
+    named = [d for d in defaults if f" {resource} " in d]
+    return Step(word=words.QUOTA_EXCEEDED,
+                refusal=first.sentence() + (f", counting what the LimitRange filled in ({named[0]})" if named else ""))
 
-    text_rc = text is not None and text.says == SAYS_RUNTIMECLASS
-    text_quota = text is not None and text.says == SAYS_QUOTA
-    text_past_rc = text is not None and text.says in (SAYS_QUOTA, SAYS_OTHER, SAYS_ADMITTED)
-    text_past_quota = text is not None and text.says in (SAYS_OTHER, SAYS_ADMITTED)
 
-    if rc_holds or text_rc:
-        ev["agrees"] = _agree(rc_holds, text_rc, text)
-        also = [f.sentence() for f in q_findings or ()]
-        if also:
-            ev["also"] = "the quota would refuse it too: " + "; ".join(also)
-        why = f"RuntimeClass {rc!r} is not in runtimeclasses.json" if rc_holds else f"the API server said: {text.text}"  # type: ignore[union-attr]
-        return AdmissionResult(word=words.NO_RUNTIMECLASS, reason=why, evidence=ev)
+def rebuild(cluster: Cluster, spec: dict, namespace: str, labels: dict[str, str], ev: dict) -> tuple[list[Step], dict]:
+    """The steps the bundle lets us rebuild, in the API server's order, and the spec admission leaves: RuntimeClass,
+    mutating webhooks, validation, LimitRange, validating webhooks, quota. A policy's denial cannot be rebuilt
+    (it runs code the bundle does not hold)."""
+    world = cluster.admission
+    steps = [_runtimeclass_step(cluster, spec, ev)]
+    rc = spec.get("runtimeClassName")
+    if cluster.runtimeclasses is not None and (not rc or rc in cluster.runtimeclasses):
+        mutated, refusal = apply_runtimeclass(spec, cluster.runtimeclasses.get(rc) if rc else None)
+        if refusal:
+            ev["runtimeclass_refusal"] = refusal
+            return steps + [Step(word=words.UNCLASSIFIED,
+                                 refusal=f"the RuntimeClass admission plugin would refuse it: {refusal}")], spec
+        if mutated is not spec:
+            ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations")
+                                          if mutated.get(k) != spec.get(k)}
+            spec = mutated
+    steps.append(_webhook_steps(world, namespace, labels, mutating=True, ev=ev))
+    after_limits, limit_step = _limit_steps(world, spec, namespace, ev)
+    errors = validation_errors(after_limits)
+    if errors:
+        ev["validation"] = errors
+    steps.append(Step(word=words.INVALID_SPEC, refusal=f"the API server's validation: {errors[0]}" if errors else ""))
+    steps.append(limit_step)
+    steps.append(_webhook_steps(world, namespace, labels, mutating=False, ev=ev))
+    steps.append(_quota_step(cluster, after_limits, namespace, ev.get("limit_range_defaults") or [], ev))
+    if world is not None and world.unknown:
+        ev["webhooks_unknown"] = world.unknown[:3]
+    return steps, after_limits
+
+
+def _text_reason(text: ServerText) -> str:
+    d = text.detail
+    if text.says == SAYS_DENIED and d.get("webhook"):
+        return f"admission webhook {d['webhook']} denied it: {d.get('message', '')}"
+    if text.says == SAYS_DENIED and d.get("policy"):
+        binding = f" (binding {d['binding']})" if d.get("binding") else ""
+        return f"ValidatingAdmissionPolicy {d['policy']}{binding} denied it: {d.get('message', '')}"
+    if text.says == SAYS_DENIED and d.get("podSecurity"):
+        return f"Pod Security {d['podSecurity']} denied it: {d.get('message', '')}"
+    if text.says == SAYS_UNAVAILABLE:
+        return f"webhook {d.get('webhook', '?')} could not be called: {d.get('message', '')}"
+    return f"the API server said: {text.text}"
+
+
+def _policy_objects(cluster: Cluster, text: ServerText, namespace: str, ev: dict) -> None:
+    """Names the denying object where the bundle holds it."""
+    world = cluster.admission
+    d = text.detail
+    if world is None:
+        return
+    if d.get("webhook") and d["webhook"] in world.webhook_names:
+        ev["denied_by"] = f"webhook {d['webhook']} of {world.webhook_names[d['webhook']]}"
+    elif d.get("policy"):
+        held = d["policy"] in world.policies
+        ev["denied_by"] = (f"ValidatingAdmissionPolicy {d['policy']}" + ("" if held else " (not in the bundle)")
+                           + (f", bound by {d['binding']}" if d.get("binding") in world.bindings else ""))
+    elif d.get("podSecurity"):
+        level = world.labels_of(namespace).get("pod-security.kubernetes.io/enforce")
+        ev["denied_by"] = (f"namespace {namespace} enforces Pod Security {level}" if level
+                           else f"Pod Security {d['podSecurity']} (the cluster's default level)")
+
+
+def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None,
+                    labels: dict[str, str] | None = None) -> AdmissionResult:
+    """spec None: the pod's spec is not in the bundle (an owner whose object was not collected): text only.
+    A recorded refusal decides the word (the step that refused); without one, the first rebuilt step that
+    refuses, unless an earlier step cannot be checked. Every other refusal that would hold is named."""
+    ev: dict = {}
+    if text is not None:
+        ev["api_server"] = {"says": text.says, "text": text.text, **({"detail": text.detail} if text.detail else {})}
+    steps: list[Step] = []
+    admitted = spec
+    if spec is not None:
+        steps, admitted = rebuild(cluster, spec, namespace, labels or {}, ev)
+    refusing = [s for s in steps if s.refusal]
+    recorded = TEXT_WORDS.get(text.says) if text is not None else None
+
+    if recorded is not None:
+        assert text is not None
+        _policy_objects(cluster, text, namespace, ev)
+        mine = [s for s in steps if s.word == recorded]
+        checked = spec is not None and recorded != words.ADMISSION_DENIED and not any(s.unknown for s in mine)
+        ev["agrees"] = (_agree(any(s.refusal for s in mine) if checked else None, True, text,
+                               refusing[0].word if refusing else None) if recorded != words.ADMISSION_DENIED else
+                        "decided by the API server's text (a policy runs code the bundle does not hold)")
+        _also(ev, [s for s in refusing if s.word != recorded])
+        same = [s for s in mine if s.refusal]
+        return AdmissionResult(word=recorded, reason=same[0].refusal if same else _text_reason(text), evidence=ev)
     if spec is None and text is None:
-        return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason="neither the pod template nor the API server's text is in the bundle", evidence=ev)
-    if rc_holds is None and not text_past_rc:
-        ev["missing"] = RUNTIMECLASSES.file
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE,
-                               reason=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing(RUNTIMECLASSES.name)}", evidence=ev)
-
-    q_holds = bool(q_findings) if q_findings is not None else None
-    if q_holds or text_quota:
-        ev["agrees"] = _agree(q_holds, text_quota, text)
-        first = q_findings[0].sentence() if q_findings else f"the API server said: {text.text}"  # type: ignore[union-attr]
-        return AdmissionResult(word=words.QUOTA_EXCEEDED, reason=first, evidence=ev)
-    if q_holds is None and not text_past_quota:
-        ev["missing"] = RESOURCEQUOTAS.file
-        why = f"an invalid quota in {namespace}: {bad_quota}" if bad_quota else cluster.why_missing(RESOURCEQUOTAS.name)
-        return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason=f"cannot check quota: {why}", evidence=ev)
-
+                               reason="neither the pod template nor the API server's text is in the bundle", evidence=ev)
+    # The server refused for a reason not read, or admitted it: the objects still decide when they refuse.
+    past_unknowns = text is not None and text.says in (SAYS_OTHER, SAYS_ADMITTED)
+    for step in steps:
+        if step.refusal:
+            ev["agrees"] = _agree(True, False, text, step.word)
+            _also(ev, [s for s in refusing if s is not step])
+            return AdmissionResult(word=step.word, reason=step.refusal, evidence=ev)
+        if step.unknown and not past_unknowns:
+            ev["missing"] = step.missing
+            return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason=step.unknown, evidence=ev)
     if text is not None and text.says == SAYS_OTHER:
         return AdmissionResult(word=words.UNCLASSIFIED, reason=f"refused by admission for a reason not modelled: {text.text}", evidence=ev)
-    return AdmissionResult(word=None, reason="admitted", evidence=ev, spec=spec)
+    return AdmissionResult(word=None, reason="admitted", evidence=ev, spec=admitted)
 
 
-def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> str:
+def _also(ev: dict, others: list[Step]) -> None:
+    if others:
+        ev["also"] = "would also refuse it: " + "; ".join(s.refusal for s in others)
+
+
+def _agree(objects: bool | None, text_says: bool, text: ServerText | None, first: str | None = None) -> str:
     if text is None:
         return "no API server answer in the bundle; decided from the objects"
     if objects is None:
@@ -262,16 +291,18 @@ def _agree(objects: bool | None, text_says: bool, text: ServerText | None) -> st
     if objects and text_says:
         return "yes: the objects and the API server's text agree"
     if objects:
-        return f"no: the objects say refused, the API server said {text.says}"
+        return f"no: the objects say {first}, the API server said {text.says}"
+    if first:
+        return f"no: the API server refused it for {text.says}, the objects in the bundle say {first} first (changed since?)"
     return "no: the API server refused it, but the objects in the bundle would admit it now (changed since?)"
 
 
 def decide(case: Case) -> Decision | None:
-    """Rows 1-2, for targets that never came to exist (attempts, refused owners)."""
+    """The admission rows, for targets that never came to exist (attempts, refused owners)."""
     t = case.target
     if t.created:
         return None
-    adm = judge_admission(case.cluster, case.spec, t.namespace, t.server_text)
+    adm = judge_admission(case.cluster, case.spec, t.namespace, t.server_text, t.labels)
     case.evidence["admission"] = adm.evidence
     if t.owner:
         case.evidence["owner"] = t.owner
@@ -283,3 +314,41 @@ def decide(case: Case) -> Decision | None:
     if case.spec is None:
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason="the pod's spec is not in the bundle")
     return None
+
+
+# -- the evidence as sentences ------------------------------------------------------------------------
+
+_LISTED = ("validation", "limit_range_defaults", "limit_range", "webhooks", "webhooks_unknown", "quota")
+
+
+@prose.says("admission")
+def say_admission(value: object) -> list[str]:
+    """The admission steps as a person checks them: what the API server said, each object that refuses (or
+    would), what the LimitRange filled in, and whether the objects agree with the server."""
+    adm = value if isinstance(value, dict) else {}
+    out: list[str] = []
+    api = adm.get("api_server")
+    if isinstance(api, dict) and api.get("text"):
+        out.append(f"the API server said: {api['text']}")
+    if adm.get("runtimeClassName") is not None:
+        have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
+        out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
+    if adm.get("runtimeclass_refusal"):
+        out.append(f"the RuntimeClass plugin: {adm['runtimeclass_refusal']}")
+    if adm.get("denied_by"):
+        out.append(f"refused by {adm['denied_by']}")
+    for key in ("invalid_limitrange", "invalid_quota"):
+        if adm.get(key):
+            out.append(f"unreadable: {adm[key]}")
+    also = str(adm.get("also") or "")
+    for key in _LISTED:
+        for x in adm.get(key) or ():
+            if str(x) not in also:  # what would also refuse it is said once, below
+                out.append(f"the API server's validation: {x}" if key == "validation" else str(x))
+    if adm.get("also"):
+        out.append(str(adm["also"]))
+    if adm.get("missing"):
+        out.append(f"not in the bundle: {adm['missing']}")
+    if adm.get("agrees"):
+        out.append(f"objects and API server: {adm['agrees']}")
+    return out

@@ -31,7 +31,8 @@ class Rule:
 
 ORDER: tuple[Rule, ...] = (
     Rule(rows="", words=(w.INSUFFICIENT_EVIDENCE,), decide=readable.decide),
-    Rule(rows="1, 6", words=(w.NO_RUNTIMECLASS, w.QUOTA_EXCEEDED), decide=admission.decide),
+    Rule(rows="1-6", words=(w.NO_RUNTIMECLASS, w.INVALID_SPEC, w.LIMIT_RANGE, w.ADMISSION_DENIED,
+                            w.ADMISSION_UNAVAILABLE, w.QUOTA_EXCEEDED), decide=admission.decide),
     Rule(rows="6", words=(w.QUOTA_EXCEEDED,), decide=dra.claim_quota),  # a pod's ResourceClaim refused by quota
     Rule(rows="7", words=(w.NO_GPU_REQUEST,), decide=intent.no_gpu_request),
     # A queue holds it (Kueue, Volcano). Every flavor ruled out by the pod's selector or tolerations gives the

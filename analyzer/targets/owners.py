@@ -1,5 +1,7 @@
-"""Controller refusals: owners (ReplicaSet, Job, StatefulSet, DaemonSet) whose latest FailedCreate event
-says `pods "…" is forbidden`. Answered once per owner with desired vs existing replicas."""
+"""Controller refusals: owners (ReplicaSet, Job, StatefulSet, DaemonSet) whose latest FailedCreate event is an
+admission refusal in any of its forms (targets/server_text.py: a plugin's `pods "…" is forbidden`, validation's
+`Pod "…" is invalid`, a webhook's or a policy's denial, a webhook that could not be called). Answered once per
+owner with desired vs existing replicas."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def owner_key(kind: str, item: object) -> tuple[str, str, str]:
 
 
 def owner_refusals(loaded: Loaded) -> list[Target]:
-    """One target per owner whose latest FailedCreate event says the pod was forbidden
+    """One target per owner whose latest FailedCreate event says admission refused the pod
     (a later FailedCreate for another reason, a timeout say, means the refusal is not the story now)."""
     doc = loaded.documents.get(EVENTS.name)
     if doc is None:
@@ -64,18 +66,23 @@ def owner_refusals(loaded: Loaded) -> list[Target]:
             owners = _owner_index(loaded, {k for k in latest if text_from_event(str(latest[k][1].get("message") or ""))})
         owner_obj, problem = owners.get(key, (None, None))
         spec = None
+        labels: dict = {}
         owner: dict = {"event": message, "event_time": t, "events_counted": counts.get(key, 1)}
         if owner_obj is None:
             owner["object"] = problem or (f"{kind} {ns}/{name} is not in {file_of(OWNERS[kind])} "
                                           f"({loaded.why_missing(OWNERS[kind])})")
         else:
-            spec = _dict(owner_obj.get("spec")).get("template", {}).get("spec")
+            template = _dict(_dict(owner_obj.get("spec")).get("template"))
+            spec = template.get("spec")
+            # The pods it would make carry the template's labels: a webhook's objectSelector reads them.
+            labels = {str(k): str(v) for k, v in _dict(_dict(template.get("metadata")).get("labels")).items()}
             desired, existing = _replicas(kind, owner_obj)
             owner.update({"desired": desired, "existing": existing})
             if desired is not None and existing is not None and existing >= desired:
                 continue  # the controller has since created every pod it wants: resolved
         out.append(Target(kind=kind, namespace=ns, name=name, spec=spec, created=False,
-                          source=f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner, server_text=text))
+                          source=f"events.json FailedCreate for {kind} {ns}/{name}", owner=owner, server_text=text,
+                          labels=labels))
     return out
 
 

@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
     ap.add_argument("--unhealthy-nodes", action="store_true",
                     help="a tenth of the GPU nodes under pressure or NotReady, with their pods (scripts/generate_unhealthy.py)")
+    ap.add_argument("--admission", action="store_true",
+                    help="a fifth of the namespaces under a LimitRange, and three webhook configurations with ready "
+                         "endpoints (scripts/generate_admission.py)")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()
@@ -61,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.kueue:
             from generate_kueue import add_kueue
             add_kueue(tmp, gen)
+        if args.admission:  # objects only: every answer of the bundle stays as it was
+            from generate_admission import add_admission
+            add_admission(tmp, args.seed)
         if args.stuck_daemonset:
             add_stuck_daemonset(tmp)
         if args.dra:  # after the device-plugin world is written: its pods and truth stay as they are
