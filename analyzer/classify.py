@@ -17,6 +17,7 @@ from analyzer.bundle import forked
 from analyzer.bundle.sharing import Shares, tiles
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
+from analyzer.evidence.fit import action as fit_action
 from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
@@ -115,7 +116,8 @@ class Classifier:
                            reason=f"{target.source}: unusable quantity: {exc}",
                            evidence={"missing": exc.file or target.source, "invalid": [str(exc)]})
         if not self.evidence:
-            return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence)
+            return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
+                           action=decision.action)
         funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
         shape = self._shape_evidence(case.funnel) if funnel is not None else None
         fit = None
@@ -143,8 +145,11 @@ class Classifier:
             if shape.devices:
                 case.evidence["devices"] = shape.devices
         scheduler = self._scheduler(target, word, case) if target.kind == "Pod" and target.spec is not None else None
+        action = decision.action
+        if action is None and fit is not None and decision.word == words.EXHAUSTED:
+            action = fit_action(fit)
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
-                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler)
+                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler, action=action)
 
     def ask(self, namespace: str, name: str) -> Verdict | None:
         """`why NS/NAME` of a pod: a target, or a pod that is not one (then `running` or `no-gpu-request`)."""

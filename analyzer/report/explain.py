@@ -6,7 +6,6 @@ from typing import TextIO
 
 from analyzer.evidence import prose
 
-from analyzer import words
 from analyzer.verdict import Verdict
 from analyzer.text import printable
 
@@ -24,7 +23,7 @@ def render(v: Verdict, out: TextIO) -> None:
         out.write("\n" * (len(text) - len(body)) + printable(body[:-1] if end else body) + ("\n" if end else ""))
 
     w(f"{v.key}: {v.word}\n")
-    w(f"  next action: {words.next_action(v.word)}\n")
+    w(f"  next action: {v.next_action}\n")
     w(f"  reason:      {v.reason}\n")
     w(f"  source:      {t.source}\n")
     if v.funnel is not None:

@@ -18,6 +18,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Iterable
 
 from analyzer import __version__, words
+from analyzer.evidence import prose
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.text import some_names
@@ -98,7 +99,7 @@ def report_data(analysis: "Analysis") -> ReportData:
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
         asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
-        rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
+        rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=v.next_action, kind=t.kind,
                               owner=owner, names=(v.key,), source=t.source,
                               evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
                               nearest=_nearest(nearest), asks=asks))
@@ -200,43 +201,13 @@ def _nearest(value: Any) -> tuple[NearNode, ...] | None:
 
 
 def evidence_lines(d: dict) -> list[str]:
-    """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines."""
+    """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines: each
+    evidence key as its family says it (evidence/prose.py), then the funnel and the fit rows."""
     ev = d.get("evidence") or {}
     out: list[str] = []
-    adm = ev.get("admission")
-    if isinstance(adm, dict):
-        api = adm.get("api_server")
-        if isinstance(api, dict) and api.get("text"):
-            out.append(f"API server said: {api['text']}")
-        if adm.get("runtimeClassName") is not None:
-            have = ", ".join(map(str, adm.get("runtimeclasses_in_bundle") or [])) or "none"
-            out.append(f"runtimeClassName {adm['runtimeClassName']}; RuntimeClasses in the bundle: {have}")
-        for q in adm.get("quota") or ():
-            out.append(str(q))
-        if adm.get("agrees") and not str(adm["agrees"]).startswith("yes"):
-            out.append(f"objects vs API server: {adm['agrees']}")  # said only when they disagree
-    owner = ev.get("owner")
-    if isinstance(owner, dict):
-        if owner.get("event"):
-            out.append(f"FailedCreate: {owner['event']}")
-        if "desired" in owner:
-            out.append(f"replicas: {owner.get('existing')} of {owner.get('desired')} exist")
-    if ev.get("gpu_intent"):
-        out.append(f"GPU intent: {ev['gpu_intent']}")
-    if "accelerator_requests" in ev and not ev["accelerator_requests"]:
-        out.append("no container requests an accelerator resource")
-    if ev.get("schedulingGates"):
-        out.append("schedulingGates: " + ", ".join(map(str, ev["schedulingGates"])))
-    if ev.get("nodeName"):
-        where = "" if ev.get("node_in_bundle") is not False else " (not in nodes.json)"
-        out.append(f"bound to {ev['nodeName']}{where}, phase {ev.get('phase')}")
-        for w in ev.get("waiting") or ():
-            out.append(f"container {w.get('container')} waiting: {w.get('reason')}: {w.get('message') or ''}".rstrip(": "))
-        out += _node_start_lines(ev)
-    out += _other_name_lines(ev)
     if ev.get("requests"):
-        out.append("requests: " + ", ".join(f"{r}={q}" for r, q in ev["requests"].items()))
-    out += _autoscaler_lines(ev)
+        out.append(ASKS + ", ".join(f"{q} {r}" for r, q in ev["requests"].items()))
+    out += prose.lines(ev, skip=_SAID_ELSEWHERE)
     out += _funnel_lines(d.get("funnel"))
     fit = d.get("fit") or []
     for row in fit[:MAX_EVIDENCE_NODES]:
@@ -244,35 +215,14 @@ def evidence_lines(d: dict) -> list[str]:
     if len(fit) > MAX_EVIDENCE_NODES:
         out.append(f"… {len(fit) - MAX_EVIDENCE_NODES} more candidate node(s), each short too")
     if d.get("too_large"):
-        out.append("too large: asks more " + ", ".join(d["too_large"]) + " than any candidate can ever offer")
+        out.append("Too large: it asks more " + ", ".join(d["too_large"]) + " than any candidate can ever offer.")
     elif d.get("fragmented"):
-        out.append("fragmented: enough free units summed over the candidates, but no single node has enough")
-    if ev.get("fits_on"):
-        out.append("fits on: " + some_names([str(n) for n in ev["fits_on"]], MAX_EVIDENCE_NODES))
-    if ev.get("not_modelled"):
-        out.append("depends on (not modelled): " + "; ".join(map(str, ev["not_modelled"])))
-    if ev.get("missing"):
-        out.append(f"needs: {ev['missing']}")
-    for x in (ev.get("invalid") or [])[:3]:
-        out.append(f"invalid: {x}")
+        out.append("Fragmented: enough free units summed over the candidates, but no single node has enough.")
     return out
 
 
-def _autoscaler_lines(ev: dict) -> list[str]:
-    """What the autoscaler said (rows 26-27), and the funnel's word beneath a refined one."""
-    au = ev.get("autoscaler")
-    out = []
-    if isinstance(au, dict):
-        said = au.get("said")
-        if isinstance(said, dict):
-            out.append(f"{said.get('component')} {said.get('reason')} {said.get('when')}: {said.get('message')}")
-        elif said:
-            out.append(f"{', '.join(map(str, au.get('present') or ()))}: said {said}")
-        if au.get("note"):
-            out.append(f"autoscaler: {au['note']}")
-    if ev.get("without_new_node"):
-        out.append(f"without a new node: {ev['without_new_node']}")
-    return out
+# Said beside the evidence: the pod's requests next to its name, the nearest nodes in their own list.
+_SAID_ELSEWHERE = ("requests", "nearest", "nearest_more", "nearest_none")
 
 
 def _funnel_lines(funnel: Any) -> list[str]:
@@ -305,28 +255,6 @@ def _fit_line(row: dict) -> str:
 
 def _text(value: Any) -> str | None:
     return None if value is None else _clip(str(value))
-
-
-def _node_start_lines(ev: dict) -> list[str]:
-    """Rows 7-10: the kubelet's rejection, the replacement pod, the node's latest events (newest first)."""
-    out = []
-    if ev.get("rejection"):
-        out.append(f"kubelet rejection {ev['rejection'].get('reason')}: {ev['rejection'].get('message')}")
-    if ev.get("replaced_by"):
-        r = ev["replaced_by"]
-        out.append(f"replaced by {r.get('pod')} ({r.get('phase') or 'no phase'}), created {r.get('created')}")
-    for e in (ev.get("node_events") or [])[:3]:
-        out.append(f"{e.get('component')} {e.get('reason')} at {e.get('time')} (x{e.get('count')}): {e.get('message')}")
-    return out
-
-
-def _other_name_lines(ev: dict) -> list[str]:
-    """Rows 16-17: the names the nodes advertise instead, and a MIG layout being changed."""
-    out = list(ev.get("mig_reconfiguring") or [])[:3]
-    for o in (ev.get("other_names") or [])[:3]:
-        nodes = ", ".join(f"{n['node']} ({n['free']} free)" for n in o.get("nodes", [])[:5])
-        out.append(f"advertised instead: {o.get('resource')} on {nodes}" + (f" (+{o['more']} more)" if o.get("more") else ""))
-    return out
 
 
 def _clip(text: str) -> str:

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from analyzer.bundle.catalog import RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer import words
+from analyzer.evidence import prose
 from analyzer.model import quantity
 from analyzer.model.build import exact_hard
 from analyzer.model.views import Cluster
@@ -283,3 +284,62 @@ def decide(case: Case) -> Decision | None:
     if case.spec is None:
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason="the pod's spec is not in the bundle")
     return None
+
+
+@prose.says("admission")
+def _admission_says(value: object) -> list[str]:
+    """What the API server answered and the same judgement rebuilt from the bundle's objects."""
+    if not isinstance(value, dict):
+        return []
+    out = []
+    api = value.get("api_server")
+    if isinstance(api, dict) and api.get("text"):
+        out.append(f"The API server said: \"{api['text']}\".")
+    if value.get("runtimeClassName") is not None:
+        have = ", ".join(map(str, value.get("runtimeclasses_in_bundle") or [])) or "none"
+        out.append(f"It names RuntimeClass {value['runtimeClassName']}; the RuntimeClasses in the bundle: {have}.")
+    if value.get("runtimeclass_refusal"):
+        out.append(f"The RuntimeClass admission plugin would refuse it: {value['runtimeclass_refusal']}.")
+    applied = value.get("runtimeclass_applied")
+    if isinstance(applied, dict) and applied:
+        out.append(f"Its RuntimeClass sets {', '.join(applied)} on it at admission.")
+    if value.get("invalid_quota"):
+        out.append(f"A quota of the namespace is invalid: {value['invalid_quota']}.")
+    out += [f"{str(q)[:1].upper()}{str(q)[1:]}." for q in value.get("quota") or ()]
+    if value.get("agrees"):
+        out.append(f"Objects against the API server's answer: {value['agrees']}.")
+    if value.get("also"):
+        out.append(f"{str(value['also'])[:1].upper()}{str(value['also'])[1:]}.")
+    if value.get("missing"):
+        out.append(f"Needed: {value['missing']}.")
+    return out
+
+
+@prose.says("answer")
+def _answer_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    command = " ".join(map(str, value.get("command") or [])) or "the stored command"
+    text = " ".join(str(value.get("stderr") or "").split()) or "nothing"
+    return [f"`{command}` exited {value.get('exitStatus')} and wrote: \"{text}\"."]
+
+
+@prose.says("owner")
+def _owner_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"Its owner: {value}."] if value else []
+    out = []
+    if value.get("event"):
+        when = f" at {value['event_time']}" if value.get("event_time") else ""
+        times = f", {value['events_counted']} times" if (value.get("events_counted") or 1) > 1 else ""
+        out.append(f"The owner's latest FailedCreate event{when}{times}: \"{value['event']}\".")
+    if value.get("object"):
+        out.append(f"{value['object']}.")
+    if "desired" in value:
+        out.append(f"{value.get('existing')} of {value.get('desired')} desired pods exist.")
+    if value.get("suspended"):
+        out.append("The owner is suspended (spec.suspend is true).")
+    for key in (k for k in value if k not in ("event", "event_time", "events_counted", "object", "desired", "existing",
+                                              "suspended")):
+        out.extend(prose.plain(key, value[key]))
+    return out

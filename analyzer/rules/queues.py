@@ -14,6 +14,7 @@ Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg
 from __future__ import annotations
 
 from analyzer import words
+from analyzer.evidence import prose
 from analyzer.model.quantity import format_units
 from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QueueWorld
@@ -158,7 +159,22 @@ def _quota_decision(ev: dict, ps: PodSetOutcome, world: QueueWorld) -> Decision:
     too_large = all(any(r.problem == "too-large" for r in t.resources) for t in tried)
     ev["too_large"] = too_large
     head = "more than the queue can ever give (too-large): " if too_large else "the queue's free quota is short now: "
-    return Decision(word=words.QUEUE_QUOTA, reason=head + ev["rebuilt"])
+    return Decision(word=words.QUEUE_QUOTA, reason=head + ev["rebuilt"], action=_quota_action(ev, tried, too_large))
+
+
+def _quota_action(ev: dict, tried: list, too_large: bool) -> str:
+    """queue-quota's action with the ClusterQueue and the short resource named; too large waits for nothing."""
+    cq = ev.get("clusterQueue") or "the ClusterQueue"
+    short = next((r for t in tried for r in t.resources if r.problem), None)
+    if short is None:
+        return f"wait for ClusterQueue {cq} to have room, or raise its quota"
+    asked, most = format_units(short.resource, short.asked), format_units(short.resource, short.most)
+    if too_large:
+        return (f"ClusterQueue {cq} can never give {asked} {short.resource} (at most {most}, even with the queue "
+                f"empty): shrink the workload, or raise the queue's nominal quota or borrowing limit")
+    free = format_units(short.resource, max(short.free, 0))
+    return (f"wait for workloads in ClusterQueue {cq} to finish ({free} {short.resource} free now, {asked} "
+            f"asked), or raise the queue's quota")
 
 
 def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
@@ -183,3 +199,56 @@ def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
     out["resources"] = rows
     return out
 
+
+
+@prose.says("queue")
+def _queue_says(value: object) -> list[str]:
+    """The queue holding the workload, and what it said; the quota per flavor when the queue decided."""
+    if not isinstance(value, dict):
+        return [f"It is in queue {value}."] if value else []
+    if value.get("system") == "Volcano":
+        out = [f"Volcano PodGroup {value.get('podGroup')} (minMember {value.get('minMember')}, phase "
+               f"{value.get('phase') or 'none'}) is in Queue {value.get('queue')}."]
+        if value.get("volcano_said"):
+            out.append(f"Volcano says: \"{value['volcano_said']}\".")
+    else:
+        workload = f"Workload {value['workload']}" if value.get("workload") else "No Kueue Workload"
+        out = [f"{workload} is in LocalQueue {value.get('localQueue')}"
+               + (f", ClusterQueue {value['clusterQueue']}" if value.get("clusterQueue") else "") + "."]
+        said = value.get("kueue_said")
+        if isinstance(said, dict):
+            out.append(f"Kueue's {said.get('condition')} condition says {said.get('reason')}: \"{said.get('message')}\".")
+    for key, item in value.items():
+        if key in ("system", "podGroup", "queue", "phase", "minMember", "volcano_said", "workload", "localQueue",
+                   "clusterQueue", "kueue_said"):
+            continue
+        out.extend(_queue_detail(key, item))
+    return out
+
+
+def _queue_detail(key: str, item: object) -> list[str]:
+    label = key.replace("_", " ")
+    if isinstance(item, list) and all(isinstance(x, dict) for x in item):
+        return [f"{label}: " + ", ".join(f"{k.replace('_', ' ')} {_flat(v)}" for k, v in x.items()) + "."
+                for x in item[:10]]
+    if isinstance(item, dict):
+        return [f"{label}: " + ", ".join(f"{k.replace('_', ' ')} {_flat(v)}" for k, v in item.items()) + "."]
+    return prose.plain(key, item)
+
+
+def _flat(v: object) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, dict):
+        return "(" + ", ".join(f"{k} {_flat(x)}" for k, x in v.items()) + ")"
+    if isinstance(v, list):
+        return ", ".join(_flat(x) for x in v) or "none"
+    return str(v)
+
+
+@prose.says("gang")
+def _gang_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    return [f"Gang {value.get('podGroup')}: minMember {value.get('minMember')}, {value.get('placed')} placed, "
+            f"{value.get('needed_now')} needed now, {value.get('fit_now')} fit now."]

@@ -1,0 +1,97 @@
+"""Answers a person reads: evidence said as sentences, and the first lines of `why --explain` deciding.
+
+Every evidence key of every verdict of every bundle in the repository has a renderer (analyzer/evidence/prose.py)
+and reads as prose: no JSON, no Python, outside the messages it quotes. The action on line two is this pod's:
+too large, a volume held by another node, a node on its way are named there, and a CPU node is never told to
+restore a device plugin.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import analyse_dir, gpu_node, gpu_pod, make_bundle
+from helpers import LAB, RECORDINGS, run_cli
+
+from analyzer.evidence import prose
+
+BUNDLES: dict[str, Path] = {LAB.name + " (dumps)": LAB, **{p.name: p for p in sorted(RECORDINGS.iterdir()) if p.is_dir()}}
+_QUOTED = re.compile(r'"[^\n]*"')  # a quoted message is the component's own words, kept as they are
+_NOT_PROSE = re.compile(r"\{|\[\{|=True|=False|\": |see -o json")
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLES))
+def test_every_evidence_key_of_every_bundle_reads_as_sentences(name: str) -> None:
+    renderers = prose._registered()
+    for key, verdict in analyse_dir(BUNDLES[name]).items():
+        for field, value in verdict.evidence.items():
+            assert field in renderers, f"{name} {key}: evidence key {field!r} has no renderer (@prose.says)"
+            for line in prose.lines({field: value}):
+                assert not _NOT_PROSE.search(_QUOTED.sub('"…"', line)), f"{name} {key} {field}: {line}"
+
+
+def test_one_fact_is_said_once_for_a_waiting_container() -> None:
+    v = analyse_dir(RECORDINGS / "multi-attach-v1.36")["lab/trainer-6bd8c5b5-4h9dk"]
+    said = prose.lines(v.evidence)
+    assert sum("ContainerCreating" in line for line in said) == 1, said
+    assert sum("in nodes.json" in line or "Ready" in line for line in said) == 1, said
+
+
+def _explain(bundle: Path, pod: str, *extra: str) -> list[str]:
+    result = run_cli("why", bundle, pod, "--explain", *extra)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_multi_attach_names_the_node_holding_the_volume() -> None:
+    # multi-attach-v1.36: volumeattachments.json attaches the claim's volume to g2; the pod is bound to g1.
+    lines = _explain(RECORDINGS / "multi-attach-v1.36", "lab/trainer-6bd8c5b5-4h9dk")
+    assert lines[0].endswith(": volume-mount")
+    assert "next action:" in lines[1] and "node g2" in lines[1] and "lab/checkpoints" in lines[1]
+    assert "reason:" in lines[2] and "Multi-Attach" in lines[2] and "g2" in lines[2]
+
+
+def test_a_pod_larger_than_any_node_is_told_so_in_its_action(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path, pods=[gpu_pod("big", gpus=8)], nodes=[gpu_node("g1", gpus="4"), gpu_node("g2", gpus="4")])
+    lines = _explain(bundle, "lab/big")
+    assert lines[0] == "lab/big: exhausted"
+    assert lines[1].split(":", 1)[1].strip() == ("no node has 8 nvidia.com/gpu even empty: the largest has 4; "
+                                                 "shrink the request, or add a node with 8")
+    assert run_cli("why", bundle, "lab/big", "-o", "json").stdout.count("no node has 8 nvidia.com/gpu") == 1
+    # No single change fits 8 on a node of 4: no node is "one change away".
+    near = lines[lines.index("Nearest nodes (one change away, whatever the word):") + 1]
+    assert near.strip().startswith("no node is one change away"), near
+
+
+def test_a_fragmented_request_names_where_the_free_units_are(tmp_path: Path) -> None:
+    from conftest import bound_pod
+    pods = [gpu_pod("two", gpus=2), bound_pod("a", "g1", gpus=3), bound_pod("b", "g2", gpus=3)]
+    bundle = make_bundle(tmp_path, pods=pods, nodes=[gpu_node("g1", gpus="4"), gpu_node("g2", gpus="4")])
+    lines = _explain(bundle, "lab/two")
+    assert lines[0] == "lab/two: exhausted"
+    assert "no single node has 2 nvidia.com/gpu free: 2 are free over 2 nodes" in lines[1]
+
+
+def test_a_cpu_node_is_never_told_to_restore_a_device_plugin() -> None:
+    # ca-scale-up-in-flight-v1.36: two m6i.2xlarge nodes with no GPU and no GPU label beside one g5 node.
+    out = "\n".join(_explain(RECORDINGS / "ca-scale-up-in-flight-v1.36", "ml/embed-corpus-rwtjk"))
+    assert "ip-10-0-21-117" in out  # removed at the advertised stage, as the scheduler does
+    assert "restore the device plugin" not in out
+    # A GPU-labelled node without the resource still is (the lab's gpu-noplugin).
+    lab = "\n".join(_explain(LAB, "lab/no-gpu-node"))
+    assert "gpu-noplugin: only no nvidia.com/gpu in status.capacity (restore the device plugin or driver)" in lab
+
+
+def test_scaling_up_names_the_node_group_and_when_it_was_asked() -> None:
+    lines = _explain(RECORDINGS / "ca-scale-up-in-flight-v1.36", "ml/embed-corpus-rwtjk")
+    assert lines[0].endswith(": scaling-up")
+    assert "eks-gpu-a10g-7cc9e2b1-41d8-b3f2-5e07-9a1f6c2d8e43" in lines[1] and "2026-12-01T22:53:34Z" in lines[1]
+
+
+def test_json_next_action_is_the_pods_own() -> None:
+    import json
+    out = json.loads(run_cli("why", RECORDINGS / "multi-attach-v1.36", "lab/trainer-6bd8c5b5-4h9dk", "-o", "json").stdout)
+    verdict = out["verdicts"][0] if "verdicts" in out else out
+    assert "node g2" in verdict["next_action"]
