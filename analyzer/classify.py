@@ -22,6 +22,8 @@ from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
+from analyzer.model.podspec import accelerator_requests
+from analyzer.model.quantity import format_units
 from analyzer.model.podspec import priority_of
 from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
@@ -164,14 +166,33 @@ class Classifier:
         return self._not_a_target(asked)
 
     def _not_a_target(self, t: Target) -> Verdict:
+        """A bound pod past Pending: what it requests is the one fact its ticket needs (the pod runs, but does it
+        ask for a GPU?); a pod that ran and ended says so."""
         case = Case(target=t, cluster=self.cluster, spec=t.spec, funnel_of=self._funnel)
         decision = no_gpu_request(case)
         if decision is not None:
             return Verdict(target=t, word=decision.word, reason=f"{t.phase} on {t.node_name}, {decision.reason}",
                            evidence={"phase": t.phase, "nodeName": t.node_name, **case.evidence})
-        note = "" if t.phase not in TERMINATED else " (it ran and ended)"
-        return Verdict(target=t, word=words.RUNNING, reason=f"{t.phase} on {t.node_name}{note}: not a scheduling problem",
-                       evidence={"phase": t.phase, "nodeName": t.node_name})
+        accel = accelerator_requests(t.spec or {}, self.cluster.config)
+        claims = case.evidence.get("resource_claims")
+        asks = (", ".join(f"{format_units(r, q)} {r}" for r, q in accel.items()) if accel else
+                f"resource claim(s) {', '.join(claims)}" if claims else "no accelerator")
+        evidence = {"phase": t.phase, "nodeName": t.node_name, **case.evidence, "accelerator_requests": accel}
+        if t.phase in TERMINATED:
+            return Verdict(target=t, word=words.RUNNING, evidence=evidence,
+                           reason=f"{t.phase} on {t.node_name}: it ran and ended (it asked for {asks}); nothing waits "
+                                  "to be scheduled",
+                           action="nothing to fix at scheduling: it has finished; read its logs and exit code for "
+                                  "how it ended, and recreate it to run again")
+        intent = case.evidence.get("gpu_intent")
+        seen = f"; GPU intent: {intent}" if intent and not accel and not claims else ""
+        if "gpu_stack" in case.evidence:
+            seen = f"; it is {case.evidence['gpu_stack']}"
+        return Verdict(target=t, word=words.RUNNING, evidence=evidence,
+                       reason=f"{t.phase} on {t.node_name}, asking for {asks}{seen}: not a scheduling problem",
+                       action=None if accel or claims or "gpu_stack" in case.evidence else
+                       "nothing to fix at scheduling; it asks for no accelerator, so no GPU is given to it: add the "
+                       "accelerator limit if it needs one")
 
     def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
                 filters: PodFilters | None = None, *, me: str = "") -> FunnelResult:
@@ -316,13 +337,35 @@ def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces, scalar=scalar))
 
 
+# The API groups of the owner kinds, so `jobs.batch` or `job.batch` (as kubectl prints them) name a Job.
+_GROUPS = {"job": "batch", "cronjob": "batch", "replicaset": "apps", "statefulset": "apps", "daemonset": "apps",
+           "deployment": "apps"}
+
+
+def same_owner(key: str, t: Target) -> bool:
+    """`NS/KIND/NAME` names the owner target `t` as kubectl would accept its kind: any case, singular or plural,
+    with or without its API group (`Job`, `job`, `jobs`, `jobs.batch`, `job.batch`)."""
+    ns, _, rest = key.partition("/")
+    kind, sep, name = rest.partition("/")
+    if not sep or t.kind in ("Pod", "Attempt") or ns != t.namespace or name != t.name:
+        return False
+    mine = t.kind.lower()
+    asked = kind.lower()
+    group = _GROUPS.get(mine)
+    forms = {mine, mine + "s"} | ({f"{mine}.{group}", f"{mine}s.{group}"} if group else set())
+    if "." in mine:  # a CRD kind with its group (Volcano's): the plural sits before the first dot
+        head, _, tail = mine.partition(".")
+        forms |= {f"{head}s.{tail}", head, head + "s"}
+    return asked in forms
+
+
 def verdict_of(cluster: Cluster, extra: Iterable[Target], key: str) -> Verdict | None:
     """`why KEY`: a stored attempt, a --manifest or a refused owner by its key (ns/name, ns/Kind/name), else a
     pod by ns/name (a target, or a pod that is not one: `running`, `no-gpu-request`). Every removed node named."""
     clf = Classifier(cluster, node_limit=None)
     verdict = None
     for t in extra:
-        if t.key == key:
+        if t.key == key or same_owner(key, t):
             verdict = clf.classify(t)
     ns, sep, name = key.partition("/")
     if verdict is None and sep and "/" not in name:

@@ -220,8 +220,13 @@ def why(bundle: Path = BundleArg,
         manifest: Optional[List[Path]] = ManifestOpt,
         gpu_pod: Optional[List[str]] = GpuPodOpt,
         resource: Optional[List[str]] = ResourceOpt,
+        namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS",
+                                                help="The namespace, as in kubectl: `why BUNDLE NAME -n NS`."),
         quiet: bool = QuietOpt) -> None:
     """One pod in, one word out."""
+    if namespace and not pod.startswith(namespace + "/"):
+        pod = f"{namespace}/{pod}"
+
     def run() -> int:
         from analyzer.classify import verdict_of
         from analyzer.cli_checks import did_you_mean

@@ -95,3 +95,58 @@ def test_json_next_action_is_the_pods_own() -> None:
     out = json.loads(run_cli("why", RECORDINGS / "multi-attach-v1.36", "lab/trainer-6bd8c5b5-4h9dk", "-o", "json").stdout)
     verdict = out["verdicts"][0] if "verdicts" in out else out
     assert "node g2" in verdict["next_action"]
+
+
+# -- names as kubectl prints them ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["job", "Job", "JOB", "jobs", "jobs.batch", "job.batch"])
+def test_an_owner_is_named_as_kubectl_prints_its_kind(kind: str) -> None:
+    result = run_cli("why", RECORDINGS / "clusterqueue-missing-v1.36", f"team-a/{kind}/finetune-llama-8b")
+    assert (result.returncode, result.stdout.strip()) == (0, "queue-misconfigured"), result.stderr
+
+
+def test_why_takes_the_namespace_as_kubectl_does() -> None:
+    assert run_cli("why", LAB, "exhausted", "-n", "lab").stdout.strip() == "exhausted"
+    assert run_cli("why", LAB, "lab/exhausted", "-n", "lab").stdout.strip() == "exhausted"
+    owner = run_cli("why", RECORDINGS / "clusterqueue-missing-v1.36", "Job/finetune-llama-8b", "--namespace", "team-a")
+    assert owner.stdout.strip() == "queue-misconfigured", owner.stderr
+
+
+# -- the running branch --------------------------------------------------------------------------------------
+
+def test_a_running_pod_says_what_it_requests() -> None:
+    lines = _explain(LAB, "lab/filler-a")
+    assert lines[0] == "lab/filler-a: running"
+    assert "asking for 3 nvidia.com/gpu" in lines[2]
+
+
+def test_a_running_pod_without_an_accelerator_says_so_with_its_intent(tmp_path: Path) -> None:
+    from conftest import bound_pod
+    pod = bound_pod("smi", "g1", gpus=None)
+    pod["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    bundle = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("g1")])
+    lines = _explain(bundle, "lab/smi")
+    assert lines[0] == "lab/smi: no-gpu-request"  # GPU intent and no request: the word stands
+    plain = make_bundle(tmp_path / "plain", pods=[bound_pod("smi", "g1", gpus=None)], nodes=[gpu_node("g1")])
+    lines = _explain(plain, "lab/smi")
+    assert lines[0] == "lab/smi: running" and "asking for no accelerator" in lines[2]
+    assert "no GPU is given to it" in lines[1]
+
+
+def test_a_finished_pod_is_not_told_it_runs() -> None:
+    lines = _explain(LAB, "lab/finished-job")
+    assert "Succeeded" in lines[2] and "ran and ended" in lines[2] and "2 nvidia.com/gpu" in lines[2]
+    assert "it has finished" in lines[1]
+
+
+def test_the_device_plugins_own_pod_is_never_told_to_request_a_gpu(tmp_path: Path) -> None:
+    # As NVIDIA's k8s-device-plugin DaemonSet runs: a toleration for nvidia.com/gpu, the kubelet's device-plugins
+    # directory mounted, no GPU asked for.
+    from conftest import bound_pod
+    pod = bound_pod("nvidia-device-plugin-daemonset-x7k2p", "g1", gpus=None, namespace="kube-system")
+    pod["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    pod["spec"]["volumes"] = [{"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}}]
+    bundle = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("g1")])
+    out = run_cli("why", bundle, "kube-system/nvidia-device-plugin-daemonset-x7k2p", "--explain").stdout
+    assert out.splitlines()[0].endswith(": running")
+    assert "add the accelerator limit" not in out and "a device plugin" in out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer.evidence import prose
-from analyzer.model.podspec import accelerator_requests, gpu_intent
+from analyzer.model.podspec import accelerator_requests, gpu_intent, gpu_stack
 from analyzer.rules.case import Case, Decision
 
 
@@ -24,6 +24,10 @@ def no_gpu_request(case: Case) -> Decision | None:
         case.evidence["accelerator_requests"] = accel
     if claims:
         case.evidence["resource_claims"] = claims
+    stack = gpu_stack(spec) if intent and not accel and not claims else None
+    if stack is not None:
+        case.evidence["gpu_stack"] = stack
+        return None
     if intent and not accel and not claims:
         return Decision(word=words.NO_GPU_REQUEST,
                         reason=f"GPU intent ({intent}) but no container requests an accelerator and no resource claim")
@@ -59,3 +63,8 @@ def _say_claims(value: object) -> list[str]:
 def _say_gates(value: object) -> list[str]:
     names = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
     return [f"Its scheduling gates: {names}; the scheduler does not look at it until they are removed."]
+
+
+@prose.says("gpu_stack")
+def _say_stack(value: object) -> list[str]:
+    return [f"It is part of the GPU stack, {value}: it serves the GPUs and asks for none, as it should."]
