@@ -249,7 +249,9 @@ def why(bundle: Path = BundleArg,
             if output == "json":
                 json_format.render([verdict], sys.stdout)  # one pod: its funnel names every node (node_limit=None)
             elif explain:
-                explain_format.render(verdict, sys.stdout)
+                from analyzer.report.table import terminal_width
+
+                explain_format.render(verdict, sys.stdout, width=terminal_width(sys.stdout))
             else:
                 print(verdict.word)
             sys.stdout.flush()

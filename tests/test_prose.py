@@ -150,3 +150,25 @@ def test_the_device_plugins_own_pod_is_never_told_to_request_a_gpu(tmp_path: Pat
     out = run_cli("why", bundle, "kube-system/nvidia-device-plugin-daemonset-x7k2p", "--explain").stdout
     assert out.splitlines()[0].endswith(": running")
     assert "add the accelerator limit" not in out and "a device plugin" in out
+
+
+# -- width ---------------------------------------------------------------------------------------------------
+
+def test_why_explain_and_nodes_fit_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    explain = run_cli("why", RECORDINGS / "multi-attach-v1.36", "lab/trainer-6bd8c5b5-4h9dk", "--explain").stdout
+    nodes = run_cli("nodes", LAB).stdout
+    for out in (explain, nodes):
+        long = [line for line in out.splitlines() if len(line) > 80 and " " in line.strip()]
+        assert not long, long
+    assert "  reason:      Multi-Attach" in explain  # a continuation sits under the value, not under the label
+    assert "\n               " in explain
+    assert "rows 7-10" not in nodes
+
+
+def test_in_a_pipe_every_line_stays_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    explain = run_cli("why", RECORDINGS / "multi-attach-v1.36", "lab/trainer-6bd8c5b5-4h9dk", "--explain").stdout
+    assert any(line.startswith("  reason:      Multi-Attach") and line.endswith("another\"") for line in explain.splitlines())
+    nodes = run_cli("nodes", LAB).stdout.splitlines()
+    assert nodes[0].startswith("NODE") and nodes[0].endswith("PENDING WANTING IT")

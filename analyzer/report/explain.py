@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import TextIO
 
 from analyzer.evidence import prose
@@ -12,7 +14,27 @@ from analyzer.text import printable
 MAX_REMOVED = 20
 
 
-def render(v: Verdict, out: TextIO) -> None:
+_LABEL = re.compile(r"^( *[a-z][a-z ]{0,20}: +)")  # "  next action: ", "  reason:      ": wrap under the value
+
+
+def fold(line: str, width: int | None) -> list[str]:
+    """A line of at most `width` characters per piece, broken at spaces only (never inside a name or number),
+    continuation lines under the value of a labelled line, else indented under the line's text."""
+    if width is None or len(line) <= width:
+        return [line]
+    label = _LABEL.match(line)
+    lead = len(label.group(1)) if label else len(line) - len(line.lstrip(" ")) + 4
+    first = textwrap.wrap(line, width=max(width, lead + MIN_TEXT), break_long_words=False, break_on_hyphens=False,
+                          subsequent_indent=" " * lead, drop_whitespace=True)
+    indent = len(line) - len(line.lstrip(" "))
+    return [" " * indent + first[0].lstrip(" ")] + first[1:] if first else [line]
+
+
+MIN_TEXT = 30  # below this a wrapped value would be a word per line: let the line run long instead
+
+
+def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
+    """`width`: the terminal's (COLUMNS); None (a pipe) keeps every line whole."""
     t = v.target
 
     def w(text: str) -> None:
@@ -20,7 +42,8 @@ def render(v: Verdict, out: TextIO) -> None:
         # character inside (a pod or rule name from the bundle) is escaped, so no line can be forged.
         body = text.lstrip("\n")
         end = body.endswith("\n")
-        out.write("\n" * (len(text) - len(body)) + printable(body[:-1] if end else body) + ("\n" if end else ""))
+        shown = "\n".join(fold(printable(body[:-1] if end else body), width))
+        out.write("\n" * (len(text) - len(body)) + shown + ("\n" if end else ""))
 
     w(f"{v.key}: {v.word}\n")
     w(f"  next action: {v.next_action}\n")

@@ -306,7 +306,7 @@ def _admission_says(value: object) -> list[str]:
     if value.get("invalid_quota"):
         out.append(f"A quota of the namespace is invalid: {value['invalid_quota']}.")
     out += [f"{str(q)[:1].upper()}{str(q)[1:]}." for q in value.get("quota") or ()]
-    if value.get("agrees"):
+    if value.get("agrees") and not str(value["agrees"]).startswith("yes"):  # said only when they disagree
         out.append(f"Objects against the API server's answer: {value['agrees']}.")
     if value.get("also"):
         out.append(f"{str(value['also'])[:1].upper()}{str(value['also'])[1:]}.")
