@@ -61,6 +61,32 @@ def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
     return out
 
 
+_ABSENT = "is not in the bundle"  # loaded.missing's reason for a kind whose file is simply not there
+_REQUIRED = ("pods", "nodes")
+
+
+def _completeness(analysis: "Analysis") -> str:
+    """One line: who collected the bundle, how many kinds it holds, which are absent (the optional ones named);
+    the kinds that failed or are unreadable are listed under it."""
+    from analyzer.bundle.catalog import KINDS
+
+    missing = analysis.loaded.missing
+    absent = sorted(k for k, why in missing.items() if why.endswith(_ABSENT))
+    other = [k for k, why in missing.items() if not why.endswith(_ABSENT)]
+    present = sum(1 for k in KINDS if analysis.loaded.has(k.name))
+    how = "collected with a manifest (manifest.json)" if analysis.bundle.manifest else "collected by hand: no manifest"
+    required = [k for k in absent if k in _REQUIRED]
+    optional = [k for k in absent if k not in _REQUIRED]
+    parts = [how, f"{present} kinds present"]
+    if required:
+        parts.append(f"required and absent: {', '.join(required)}")
+    if optional:
+        parts.append(f"{len(optional)} optional kinds absent ({', '.join(optional)})")
+    if other:
+        parts.append(f"{len(other)} not collected or unreadable (below)")
+    return parts[0] + "; " + ", ".join(parts[1:])
+
+
 def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
     """Count per word with its next action, most urgent first."""
     targets: Counter[str] = Counter()
@@ -115,7 +141,9 @@ def report_data(analysis: "Analysis") -> ReportData:
         server_version=_text(server),
         collected=_text(manifest.get("completed") or manifest.get("created")),
         collector=_text(" ".join(str(x) for x in (collector.get("name"), collector.get("version")) if x)) or None,
-        missing=tuple(_clip(f"{kind}: {why}") for kind, why in sorted(analysis.loaded.missing.items())),
+        missing=tuple(_clip(f"{kind}: {why}") for kind, why in sorted(analysis.loaded.missing.items())
+                      if not why.endswith(_ABSENT)),
+        completeness=_completeness(analysis),
         problems=tuple(_clip(p) for p in analysis.problems[:MAX_PROBLEMS]),
         problem_count=analysis.problem_count,
         notes=tuple(_clip(n) for n in analysis.notes),

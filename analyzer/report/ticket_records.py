@@ -71,6 +71,7 @@ class Header:
     notes: tuple[str, ...] = ()
     version: str = ""  # the gpu-triage that wrote the report
     edited: tuple[str, ...] = ()  # files changed after collection (a what-if): the answers are about them as they are
+    completeness: str = ""  # one line: how it was collected, how many kinds present and absent (named)
 
 
 @dataclass(frozen=True, kw_only=True)
