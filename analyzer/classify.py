@@ -110,7 +110,8 @@ class Classifier:
             decision = walk(case)
         except UnreadableSpec as exc:
             return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE, reason=f"{target.source}: {exc}",
-                           evidence={"missing": target.source, "invalid": [str(exc)]})
+                           evidence={"invalid_file": target.source, "invalid": [str(exc)]},
+                           action=f"fix {target.source}, then run again")
         except QuantityError as exc:
             # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
             # this target cannot be decided; the others still are.
