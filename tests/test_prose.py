@@ -172,3 +172,19 @@ def test_in_a_pipe_every_line_stays_whole(monkeypatch: pytest.MonkeyPatch) -> No
     assert any(line.startswith("  reason:      Multi-Attach") and line.endswith("another\"") for line in explain.splitlines())
     nodes = run_cli("nodes", LAB).stdout.splitlines()
     assert nodes[0].startswith("NODE") and nodes[0].endswith("PENDING WANTING IT")
+
+
+# -- the smaller things a first hour meets ----------------------------------------------------------------
+
+def test_top_level_help_never_cuts_a_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    out = run_cli("--help").stdout
+    commands = out.split("Commands:", 1)[1].split("Options:", 1)[0]
+    assert "..." not in commands
+    assert "Version" not in commands and "Print the version (also: gpu-triage --version)" in " ".join(commands.split())
+
+
+def test_a_directory_of_bundles_suggests_the_bundle_inside_it() -> None:
+    result = run_cli("analyze", "dumps")
+    assert result.returncode == 2
+    assert "did you mean dumps/lab-seven-states-v1.36?" in result.stderr

@@ -228,6 +228,19 @@ def _looks_like_tar(p: Path) -> bool:
         return False
 
 
+def _inside(root: Path, label: str) -> str:
+    """'; did you mean …?' naming the bundles a directory holds (`analyze dumps` meant one of them)."""
+    try:
+        found = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink()
+                       and any((p / f).is_file() for f in (MANIFEST, *(f"{k}.json" for k in REQUIRED))))
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    shown = " or ".join(f"{label.rstrip('/')}/{n}" for n in found[:5]) + (" or …" if len(found) > 5 else "")
+    return f"; did you mean {shown}?"
+
+
 def _from_directory(root: Path, label: str) -> Bundle:
     bundle = Bundle(root=root)
     if (root / MANIFEST).exists():
@@ -244,7 +257,7 @@ def _from_directory(root: Path, label: str) -> Bundle:
                 kind = e.get("kind") or e["path"].removesuffix(".json")
                 bundle.failed[str(kind)] = str(e.get("stderr") or "").strip()
     elif not any((root / f"{k}.json").exists() for k in REQUIRED):
-        raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it")
+        raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it" + _inside(root, label))
     return bundle
 
 
