@@ -188,3 +188,9 @@ def test_a_directory_of_bundles_suggests_the_bundle_inside_it() -> None:
     result = run_cli("analyze", "dumps")
     assert result.returncode == 2
     assert "did you mean dumps/lab-seven-states-v1.36?" in result.stderr
+
+
+def test_the_dra_header_says_where_the_devices_ran_out() -> None:
+    # dra-exhausted-v1.36: dx1's two devices are held by holder-1 and holder-2.
+    out = "\n".join(_explain(RECORDINGS / "dra-exhausted-v1.36", "lab/waiter"))
+    assert "  dx1: no device free (all held)" in out and "dx1: free" not in out

@@ -97,9 +97,10 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w(f"  {v.evidence['nearest_none']}\n")
     devices = v.evidence.get("devices") or []
     if devices:
-        w("\nDevices per node, after each step of dra.md (what 'cannot allocate all claims' hides):\n")
+        w("\nDevices per node, left after each step (what 'cannot allocate all claims' hides):\n")
         for d in devices:
-            w(f"  {d['node']}: {d['stage']}" + (" (too large: not even an empty node has enough)" if d.get("too_large") else "")
+            w(f"  {d['node']}: {_STAGE.get(d['stage'], 'stops at ' + str(d['stage']))}"
+              + (" (too large: not even an empty node has enough)" if d.get("too_large") else "")
               + (f" — {d.get('unmodelled') or d.get('unevaluable')}" if d.get("unmodelled") or d.get("unevaluable") else "")
               + "\n")
             for r in d["requests"]:
@@ -140,6 +141,13 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
         for line in said:
             w(f"  {line}\n")
 
+
+# The step where a node's devices ran out, as a sentence: "dx1: free" read as if dx1 had free devices.
+_STAGE = {"class": "no device of the class", "selectors": "no device its selectors accept",
+          "taints": "every device it could use is tainted", "free": "no device free (all held)",
+          "enough": "not enough devices free together", "constraints": "no devices meet its constraints together",
+          "ok": "its claims fit", "pinned": "its claim is allocated to another node",
+          "unmodelled": "cannot be judged", "unevaluable": "cannot be judged"}
 
 _SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
 
