@@ -194,3 +194,15 @@ def test_the_dra_header_says_where_the_devices_ran_out() -> None:
     # dra-exhausted-v1.36: dx1's two devices are held by holder-1 and holder-2.
     out = "\n".join(_explain(RECORDINGS / "dra-exhausted-v1.36", "lab/waiter"))
     assert "  dx1: no device free (all held)" in out and "dx1: free" not in out
+
+
+def test_a_queue_answer_names_the_queue_to_fix() -> None:
+    lines = _explain(RECORDINGS / "clusterqueue-missing-v1.36", "team-a/eval-llama-8b")
+    assert lines[0].endswith(": queue-misconfigured")
+    assert "create ClusterQueue team-a-cq (LocalQueue team-a/team-a-queue points to it)" in lines[1]
+    assert "ClusterQueue team-a-cq" in lines[2]
+
+
+def test_no_gpu_request_names_the_container() -> None:
+    lines = _explain(LAB, "lab/no-gpu-request")
+    assert lines[1].startswith("  next action: add the accelerator limit to container ")

@@ -29,7 +29,10 @@ def no_gpu_request(case: Case) -> Decision | None:
         case.evidence["gpu_stack"] = stack
         return None
     if intent and not accel and not claims:
-        return Decision(word=words.NO_GPU_REQUEST,
+        first = next((c.get("name") for c in spec.get("containers") or () if isinstance(c, dict)), None)
+        return Decision(word=words.NO_GPU_REQUEST, action=(
+            f"add the accelerator limit to container {first} (resources.limits, e.g. nvidia.com/gpu: 1), or a resource "
+            "claim" if first else None),
                         reason=f"GPU intent ({intent}) but no container requests an accelerator and no resource claim")
     return None
 
@@ -39,7 +42,9 @@ def scheduling_gated(case: Case) -> Decision | None:
     if not gates:
         return None
     case.evidence["schedulingGates"] = gates
-    return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + ", ".join(map(str, gates)))
+    named = ", ".join(map(str, gates))
+    return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + named,
+                    action=f"look at the controller that owns the gate {named}: the scheduler waits until it is removed")
 
 
 @prose.says("gpu_intent")

@@ -76,13 +76,17 @@ def decide(case: Case) -> Decision | None:
             ev["kueue_said"] = {"condition": "QuotaReserved", "reason": said.reason, "message": said.message}
     lq = k.local_queues.get((t.namespace, queue_name))
     if lq is None:
-        return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist")
+        return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist",
+                              f"create LocalQueue {t.namespace}/{queue_name}, or fix the queue name the workload uses")
     if lq.stop_policy in STOPPED:
-        return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})")
+        return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})",
+                              f"resume LocalQueue {t.namespace}/{queue_name} (set spec.stopPolicy to None)")
     ev["clusterQueue"] = lq.cluster_queue
     cq = k.cluster_queues.get(lq.cluster_queue)
     if cq is None:
-        return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist")
+        return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist",
+                              f"create ClusterQueue {lq.cluster_queue} (LocalQueue {t.namespace}/{queue_name} points "
+                              "to it), or point the LocalQueue at one that exists")
     problems = []
     if cq.stop_policy in STOPPED:
         problems.append("is stopped")
@@ -94,7 +98,8 @@ def decide(case: Case) -> Decision | None:
         problems.append("references missing AdmissionCheck(s): " + ",".join(missing_checks))
     if problems:
         ev["clusterQueue_said"] = cq.active.message if cq.active else None
-        return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.")
+        return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.",
+                              f"fix ClusterQueue {cq.name}: it {'; it '.join(problems)}")
     cycle = world.tree.cycles.get(cq.cohort)
     if cycle:
         ev["cohort"] = cycle
@@ -123,10 +128,10 @@ def decide(case: Case) -> Decision | None:
     return _quota_decision(ev, failed, world)
 
 
-def _misconfigured(ev: dict, rebuilt: str) -> Decision:
+def _misconfigured(ev: dict, rebuilt: str, action: str | None = None) -> Decision:
     ev["rebuilt"] = rebuilt
     _compare(ev)
-    return Decision(word=words.QUEUE_MISCONFIGURED, reason=rebuilt)
+    return Decision(word=words.QUEUE_MISCONFIGURED, reason=rebuilt, action=action)
 
 
 def _compare(ev: dict) -> None:
