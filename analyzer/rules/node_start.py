@@ -296,6 +296,11 @@ def _phase_says(value: object) -> list[str]:
     return [f"Its phase is {value}."] if value else []
 
 
+@prose.says("node_in_bundle")  # said by `node`
+def _node_in_bundle_says(value: object) -> list[str]:
+    return []
+
+
 @prose.says("node")
 def _node_says(value: object) -> list[str]:
     if not isinstance(value, dict) or value.get("in_bundle") is None:
@@ -308,11 +313,6 @@ def _node_says(value: object) -> list[str]:
     why = f" ({value['ready_reason']}" + (f": {value['ready_message']}" if value.get("ready_message") else "") + ")" \
         if value.get("ready_reason") else ""
     return [f"Its node is {'Ready' if ready == 'True' else f'not Ready (Ready={ready})'}{why}."]
-
-
-@prose.says("node_in_bundle")
-def _node_in_bundle_says(value: object) -> list[str]:
-    return []  # said by `node`
 
 
 @prose.says("node_events")
@@ -346,14 +346,10 @@ def _containers_says(value: object) -> list[str]:
     return out
 
 
-@prose.says("waiting")
-def _waiting_says(value: object) -> list[str]:
-    return []  # each waiting container is said once, by `containers`
-
-
-@prose.says("deciding_event")
-def _deciding_says(value: object) -> list[str]:
-    return []  # the reason quotes it, and it is among the node's events
+@prose.says("waiting")  # each waiting container is said once, by `containers`
+@prose.says("deciding_event")  # the reason quotes it, and it is among the node's events
+def _said_elsewhere(value: object) -> list[str]:
+    return []
 
 
 @prose.says("rejection")
