@@ -17,10 +17,13 @@ from analyzer.bundle import forked
 from analyzer.bundle.sharing import Shares, tiles
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
+from analyzer.evidence.fit import action as fit_action
 from analyzer.evidence.gpu_names import gpu_names
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
+from analyzer.model.podspec import accelerator_requests
+from analyzer.model.quantity import format_units
 from analyzer.model.podspec import priority_of
 from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
@@ -109,7 +112,8 @@ class Classifier:
             decision = walk(case)
         except UnreadableSpec as exc:
             return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE, reason=f"{target.source}: {exc}",
-                           evidence={"missing": target.source, "invalid": [str(exc)]})
+                           evidence={"invalid_file": target.source, "invalid": [str(exc)]},
+                           action=f"fix {target.source}, then run again")
         except QuantityError as exc:
             # A value that passed the schema but cannot be used (a quota's hard, a manifest's request):
             # this target cannot be decided; the others still are.
@@ -117,7 +121,8 @@ class Classifier:
                            reason=f"{target.source}: unusable quantity: {exc}",
                            evidence={"missing": exc.file or target.source, "invalid": [str(exc)]})
         if not self.evidence:
-            return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence)
+            return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
+                           action=decision.action)
         funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
         shape = self._shape_evidence(case.funnel) if funnel is not None else None
         fit = None
@@ -145,8 +150,11 @@ class Classifier:
             if shape.devices:
                 case.evidence["devices"] = shape.devices
         scheduler = self._scheduler(target, word, case) if target.kind == "Pod" and target.spec is not None else None
+        action = decision.action
+        if action is None and fit is not None and decision.word == words.EXHAUSTED:
+            action = fit_action(fit)
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
-                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler)
+                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler, action=action)
 
     def ask(self, namespace: str, name: str) -> Verdict | None:
         """`why NS/NAME` of a pod: a target, or a pod that is not one (then `running` or `no-gpu-request`)."""
@@ -161,14 +169,33 @@ class Classifier:
         return self._not_a_target(asked)
 
     def _not_a_target(self, t: Target) -> Verdict:
+        """A bound pod past Pending: what it requests is the one fact its ticket needs (the pod runs, but does it
+        ask for a GPU?); a pod that ran and ended says so."""
         case = Case(target=t, cluster=self.cluster, spec=t.spec, funnel_of=self._funnel)
         decision = no_gpu_request(case)
         if decision is not None:
             return Verdict(target=t, word=decision.word, reason=f"{t.phase} on {t.node_name}, {decision.reason}",
                            evidence={"phase": t.phase, "nodeName": t.node_name, **case.evidence})
-        note = "" if t.phase not in TERMINATED else " (it ran and ended)"
-        return Verdict(target=t, word=words.RUNNING, reason=f"{t.phase} on {t.node_name}{note}: not a scheduling problem",
-                       evidence={"phase": t.phase, "nodeName": t.node_name})
+        accel = accelerator_requests(t.spec or {}, self.cluster.config)
+        claims = case.evidence.get("resource_claims")
+        asks = (", ".join(f"{format_units(r, q)} {r}" for r, q in accel.items()) if accel else
+                f"resource claim(s) {', '.join(claims)}" if claims else "no accelerator")
+        evidence = {"phase": t.phase, "nodeName": t.node_name, **case.evidence, "accelerator_requests": accel}
+        if t.phase in TERMINATED:
+            return Verdict(target=t, word=words.RUNNING, evidence=evidence,
+                           reason=f"{t.phase} on {t.node_name}: it ran and ended (it asked for {asks}); nothing waits "
+                                  "to be scheduled",
+                           action="nothing to fix at scheduling: it has finished; read its logs and exit code for "
+                                  "how it ended, and recreate it to run again")
+        intent = case.evidence.get("gpu_intent")
+        seen = f"; GPU intent: {intent}" if intent and not accel and not claims else ""
+        if "gpu_stack" in case.evidence:
+            seen = f"; it is {case.evidence['gpu_stack']}"
+        return Verdict(target=t, word=words.RUNNING, evidence=evidence,
+                       reason=f"{t.phase} on {t.node_name}, asking for {asks}{seen}: not a scheduling problem",
+                       action=None if accel or claims or "gpu_stack" in case.evidence else
+                       "nothing to fix at scheduling; it asks for no accelerator, so no GPU is given to it: add the "
+                       "accelerator limit if it needs one")
 
     def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
                 filters: PodFilters | None = None, *, me: str = "") -> FunnelResult:
@@ -315,13 +342,35 @@ def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces, scalar=scalar))
 
 
+# The API groups of the owner kinds, so `jobs.batch` or `job.batch` (as kubectl prints them) name a Job.
+_GROUPS = {"job": "batch", "cronjob": "batch", "replicaset": "apps", "statefulset": "apps", "daemonset": "apps",
+           "deployment": "apps"}
+
+
+def same_owner(key: str, t: Target) -> bool:
+    """`NS/KIND/NAME` names the owner target `t` as kubectl would accept its kind: any case, singular or plural,
+    with or without its API group (`Job`, `job`, `jobs`, `jobs.batch`, `job.batch`)."""
+    ns, _, rest = key.partition("/")
+    kind, sep, name = rest.partition("/")
+    if not sep or t.kind in ("Pod", "Attempt") or ns != t.namespace or name != t.name:
+        return False
+    mine = t.kind.lower()
+    asked = kind.lower()
+    group = _GROUPS.get(mine)
+    forms = {mine, mine + "s"} | ({f"{mine}.{group}", f"{mine}s.{group}"} if group else set())
+    if "." in mine:  # a CRD kind with its group (Volcano's): the plural sits before the first dot
+        head, _, tail = mine.partition(".")
+        forms |= {f"{head}s.{tail}", head, head + "s"}
+    return asked in forms
+
+
 def verdict_of(cluster: Cluster, extra: Iterable[Target], key: str) -> Verdict | None:
     """`why KEY`: a stored attempt, a --manifest or a refused owner by its key (ns/name, ns/Kind/name), else a
     pod by ns/name (a target, or a pod that is not one: `running`, `no-gpu-request`). Every removed node named."""
     clf = Classifier(cluster, node_limit=None)
     verdict = None
     for t in extra:
-        if t.key == key:
+        if t.key == key or same_owner(key, t):
             verdict = clf.classify(t)
     ns, sep, name = key.partition("/")
     if verdict is None and sep and "/" not in name:

@@ -220,15 +220,17 @@ def why(bundle: Path = BundleArg,
         manifest: Optional[List[Path]] = ManifestOpt,
         gpu_pod: Optional[List[str]] = GpuPodOpt,
         resource: Optional[List[str]] = ResourceOpt,
+        namespace: Optional[str] = typer.Option(None, "-n", "--namespace", metavar="NS", help="The namespace, as in kubectl."),
         quiet: bool = QuietOpt) -> None:
     """One pod in, one word out."""
+    pod = f"{namespace}/{pod}" if namespace and not pod.startswith(namespace + "/") else pod
     def run() -> int:
         from analyzer.classify import verdict_of
         from analyzer.cli_checks import did_you_mean
         from analyzer.pipeline import analyse, split_key
         from analyzer.progress import ProgressLine
-        from analyzer.report import explain as explain_format
-        from analyzer.report import json_format
+        from analyzer.report import explain as explain_format, json_format
+        from analyzer.report.table import terminal_width
 
         keep = split_key(pod) if pod.count("/") == 1 else None
         with ProgressLine.for_stderr(quiet=quiet) as line:
@@ -244,7 +246,7 @@ def why(bundle: Path = BundleArg,
             if output == "json":
                 json_format.render([verdict], sys.stdout)  # one pod: its funnel names every node (node_limit=None)
             elif explain:
-                explain_format.render(verdict, sys.stdout)
+                explain_format.render(verdict, sys.stdout, width=terminal_width(sys.stdout))
             else:
                 print(verdict.word)
             sys.stdout.flush()

@@ -73,6 +73,12 @@ def _write_raw(formatter: Any, text: str) -> None:
 class HelpCommand(TyperCommand):
     """A command whose help reads like kubectl's: no type names, examples kept line by line."""
 
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The command's first sentence whole in the top-level list (click cuts it at `limit` with "..."): the
+        list wraps it to the terminal instead."""
+        text = " ".join((self.short_help or self.help or "").split("\n\n", 1)[0].split())
+        return text.split(". ", 1)[0].rstrip(".")
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = ["[OPTIONS]"]
         for p in self.get_params(ctx):

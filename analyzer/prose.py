@@ -29,8 +29,10 @@ def says(key: str) -> Callable[[Render], Render]:
 
 
 def _registered() -> dict[str, Render]:
-    # The families register their renderers when imported; the order imports every family.
+    # The families register their renderers when imported; the order imports every family, the classifier every
+    # module of evidence/ that writes a key.
     importlib.import_module("analyzer.rules.order")
+    importlib.import_module("analyzer.classify")
     return _RENDERERS
 
 

@@ -12,6 +12,16 @@ from analyzer.model.target import Target
 
 
 @dataclass(frozen=True, kw_only=True)
+class FitSize:
+    requested: str
+    largest_allocatable: str
+    largest_free: str
+    largest_free_on: str
+    free_total: str
+    candidates: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Fit:
     """For `exhausted`: each candidate's allocatable, used (by whom), free, requested; and the sub-cases."""
 
@@ -21,6 +31,9 @@ class Fit:
     # When rows show only the candidates closest to fitting: how many there are, how many are short of each
     # resource, and the largest free amount of each anywhere among them (evidence/fit.py).
     rest: dict | None = None
+    # Per resource short on every candidate: what the pod asks, the largest allocatable and free on one
+    # candidate (and that node), the free summed over all: the numbers the action names.
+    sizes: dict[str, "FitSize"] | None = None
 
     def as_data(self) -> dict:
         out = {"rows": self.rows, "fragmented": self.fragmented, "too_large": self.too_large}
@@ -38,6 +51,12 @@ class Verdict:
     funnel: list[dict] | None = None  # per stage: name, nodes in/out, removed nodes grouped by reason
     fit: Fit | None = None
     scheduler: dict | None = None  # the scheduler's message: recorded, rebuilt, compared
+    action: str | None = None  # this pod's own next action (its objects named); None: the word's
+
+    @property
+    def next_action(self) -> str:
+        """What to do for this target: its own action when the rule named one, else the word's from causes.md."""
+        return self.action or words.next_action(self.word)
 
     @property
     def key(self) -> str:
@@ -52,7 +71,7 @@ class Verdict:
             "name": t.name,
             "word": self.word,
             "reason": self.reason,
-            "next_action": words.next_action(self.word),
+            "next_action": self.next_action,
             "source": t.source,
             "evidence": self.evidence,
             "funnel": self.funnel,

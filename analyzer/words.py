@@ -1,4 +1,4 @@
-"""The cause words: the contract of ../shared/spec/causes.md (version 4, 37 rows), defined once.
+"""The cause words: the contract of causes.md (version 4, 37 rows), defined once.
 
 The words are an API (alert routing keys on them). Every other module refers
 to these constants. ROWS holds the contract's rows in its order; the classifier walks

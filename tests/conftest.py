@@ -465,6 +465,13 @@ def assert_funnel_consistent(v) -> None:
 
 # -- fixtures ----------------------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True)
+def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """xdist's workers inherit COLUMNS=80 and LINES=24, a plain run none: the width a test sees is the one it sets."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="session")
 def kubectl() -> str:
     """The real kubectl client (the replay tests talk to `gpu-triage serve` through it)."""

@@ -391,7 +391,7 @@ def test_the_report_shows_node_groups_nodepools_and_nodeclaims_in_flight(tmp_pat
     assert page.index("## GPU occupancy") < page.index("## Autoscalers") < page.index("## Targets")
     assert (f"| node group | {GROUP} | yes | min 0 / max 4 / target 2 / registered 1 (+1 unregistered) | InProgress |"
             in page)
-    assert "cluster-autoscaler TriggeredScaleUp at 2026-12-01T22:53:34Z" in page
+    assert "The cluster-autoscaler's latest TriggeredScaleUp event on the pod (at 2026-12-01T22:53:34Z" in page
     assert "without a new node: exhausted" in page
 
     b = Bundle(tmp_path, KARPENTER)

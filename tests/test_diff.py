@@ -279,3 +279,35 @@ def test_one_bad_node_is_one_problem_line_and_a_pod_that_cannot_be_read_makes_us
     assert len([line for line in lines if "pods.json" in line]) == 1, lines
     assert "gpu-triage: 2 item(s) could not be read" in proc.stderr
     assert "gpu-ok  usage_unknown: no -> yes" in proc.stdout
+
+
+def test_a_kind_one_manifest_could_not_collect_is_said_so_not_only_in_new(tmp_path):
+    # As scripts/collect.py records them: kubectl's failure ("failed") and a kind the API server does not serve.
+    from helpers import copy_bundle
+
+    new = copy_bundle(tmp_path)
+    manifest = json.loads((new / "manifest.json").read_text())
+    manifest["files"] += [{"path": "volumeattachments.json", "kind": "volumeattachments", "status": "failed",
+                           "stderr": "Error from server (Forbidden)"},
+                          {"path": "workloads.kueue.x-k8s.io.json", "kind": "workloads.kueue.x-k8s.io",
+                           "status": "not-served"}]
+    (new / "manifest.json").write_text(json.dumps(manifest))
+    d = diff_bundles(LAB, new)
+    assert d.collection.only_new == ()
+    assert ("volumeattachments.json", "new", "failed") in d.collection.not_collected
+    table = run_cli("diff", LAB, new).stdout
+    assert "only in NEW" not in table
+    assert "1 file(s) not served by the API server in the new bundle (not in the other): workloads.kueue.x-k8s.io.json" in table
+    markdown = run_cli("diff", LAB, new, "-o", "markdown").stdout
+    assert "in the new bundle (not in the other): volumeattachments.json" in markdown
+
+
+def test_every_target_change_says_why_in_every_format(tmp_path):
+    from conftest import copy_lab as bare_lab
+
+    bare = bare_lab(tmp_path)
+    doc = diff_json(bare, LAB)
+    assert doc["appeared"] and all(t["why"] for t in doc["appeared"])
+    markdown = run_cli("diff", bare, LAB, "-o", "markdown").stdout
+    assert "| appeared | quota-lab/quota-exceeded | - | quota-exceeded | quota gpu-quota" in markdown
+    assert "appeared  quota-lab/quota-exceeded  quota-exceeded: quota gpu-quota" in run_cli("diff", bare, LAB).stdout

@@ -333,11 +333,13 @@ def test_nodes_never_cuts_a_long_node_name(tmp_path):
 def test_the_readmes_diff_example_runs_as_written(tmp_path):
     """The what-if block: its python edit, run on a copy (in tmp_path, not /tmp), then diff, prints what it shows."""
     readme = (REPO / "README.md").read_text()
-    block = readme.split("$ rm -rf /tmp/lab-after && cp -r dumps/lab-seven-states-v1.36 /tmp/lab-after\n", 1)[1]
+    # It writes inside the clone (dumps/ keeps only the shipped examples under git), never outside it.
+    block = readme.split("$ rm -rf dumps/lab-after && cp -r dumps/lab-seven-states-v1.36 dumps/lab-after\n", 1)[1]
+    assert "/tmp/" not in block.split("```", 1)[0]
     script = block.split("$ python3 - <<'EOF'\n", 1)[1].split("EOF\n", 1)[0]
-    shown = block.split("$ gpu-triage diff dumps/lab-seven-states-v1.36 /tmp/lab-after\n", 1)[1].split("```", 1)[0]
+    shown = block.split("$ gpu-triage diff dumps/lab-seven-states-v1.36 dumps/lab-after\n", 1)[1].split("```", 1)[0]
     after = tmp_path / "lab-after"
     shutil.copytree(LAB, after)
-    subprocess.run([sys.executable, "-"], input=script.replace("/tmp/lab-after", str(after)), text=True, check=True)
+    subprocess.run([sys.executable, "-"], input=script.replace("dumps/lab-after", str(after)), text=True, check=True)
     out = cli("diff", "dumps/lab-seven-states-v1.36", after).stdout
-    assert out == shown.replace("/tmp/lab-after", str(after))
+    assert out == shown.replace("dumps/lab-after", str(after))

@@ -365,7 +365,11 @@ def test_one_invalid_pod_among_valid_ones(tmp_path: Path) -> None:
     bad = verdicts["lab/exhausted"]
     assert bad["source"] == "pods.json $.items[1]"
     assert 'pods.json: $.items[1].spec.containers: expected array, found string "cuda"' in bad["reason"]
-    assert bad["evidence"]["missing"] == "pods.json"
+    # Invalid, not missing: the action is to fix the named item, and the finding is said once in the answer.
+    assert bad["evidence"]["invalid_file"] == "pods.json" and "missing" not in bad["evidence"]
+    assert bad["next_action"] == "fix pods.json $.items[1] (or collect pods.json again), then run again"
+    explain = _cli(tmp_path, "why", b, "lab/exhausted", "--explain").stdout
+    assert explain.count("expected array, found string") == 1 and "missing" not in explain
     assert 'pods.json: $.items[1].spec.containers: expected array, found string "cuda"' in r.stderr
     assert "partly invalid (1 problem(s))" in r.stderr
     assert tree_digest(b) == before

@@ -363,3 +363,41 @@ def test_serve_listens_on_127_0_0_1_only_by_default(lab: Replay) -> None:
     port_hex = f"{lab.port:04X}"
     rows = [ln.split() for ln in listening.splitlines()[1:] if ln.split()[1].endswith(":" + port_hex) and ln.split()[3] == "0A"]
     assert rows and all(r[1] == f"0100007F:{port_hex}" for r in rows)
+
+
+# -- the storage kinds and Kueue's CRDs get the API server's own columns (printers.go; the CRDs' printer columns) --
+
+MULTI_ATTACH = RECORDINGS / "multi-attach-v1.36"
+KUEUE = RECORDINGS / "clusterqueue-missing-v1.36"
+
+
+def test_storage_kinds_show_kubectls_columns(kubectl: str, tmp_path: Path) -> None:
+    with serving(MULTI_ATTACH, tmp_path / "ma") as replay:
+        header, rows = _rows(replay.kubectl("get", "pvc", "-A").stdout)
+        assert header == ["NAMESPACE", "NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS",
+                          "VOLUMEATTRIBUTESCLASS", "AGE"]
+        pvc = _items(MULTI_ATTACH, "persistentvolumeclaims")[0]
+        assert rows[0][:4] == [pvc["metadata"]["namespace"], pvc["metadata"]["name"], pvc["status"]["phase"],
+                               pvc["spec"]["volumeName"]]
+        header, rows = _rows(replay.kubectl("get", "volumeattachments").stdout)
+        assert header == ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+        va = _items(MULTI_ATTACH, "volumeattachments")[0]
+        assert rows[0][1:5] == [va["spec"]["attacher"], va["spec"]["source"]["persistentVolumeName"],
+                                va["spec"]["nodeName"], "true"]
+        header, _ = _rows(replay.kubectl("get", "pv").stdout)
+        assert header == ["NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS",
+                          "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"]
+        header, rows = _rows(replay.kubectl("get", "storageclasses").stdout)
+        assert header == ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"]
+
+
+def test_kueue_kinds_show_their_crds_printer_columns(kubectl: str, tmp_path: Path) -> None:
+    with serving(KUEUE, tmp_path / "kueue") as replay:
+        header, rows = _rows(replay.kubectl("get", "workloads.kueue.x-k8s.io", "-A").stdout)
+        assert header == ["NAMESPACE", "NAME", "QUEUE", "RESERVED IN", "ADMITTED", "FINISHED", "AGE"]
+        wl = _items(KUEUE, "workloads.kueue.x-k8s.io")
+        assert {r[1]: r[2] for r in rows} == {w["metadata"]["name"]: w["spec"]["queueName"] for w in wl}
+        header, _ = _rows(replay.kubectl("get", "localqueues.kueue.x-k8s.io", "-A").stdout)
+        assert header == ["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING WORKLOADS", "ADMITTED WORKLOADS", "AGE"]
+        header, _ = _rows(replay.kubectl("get", "clusterqueues.kueue.x-k8s.io").stdout)
+        assert header == ["NAME", "COHORT", "PENDING WORKLOADS", "AGE"]

@@ -81,7 +81,10 @@ def test_header_has_context_server_version_collection_time_and_missing_kinds(lab
     # (and, recorded before DRA was collected, none of the resource.k8s.io kinds)
     from analyzer.bundle.catalog import KINDS
     absent = sorted(k.name for k in KINDS if not (LAB / k.file).exists())
-    assert f"{len(absent)} kind(s) missing or not collected: not in the bundle: {', '.join(absent)}" in text
+    # One line, and a two-column definition list: a value sits beside its label, never under another one.
+    assert (f"collected with a manifest (manifest.json); {len(KINDS) - len(absent)} kinds present, "
+            f"{len(absent)} optional kinds absent ({', '.join(absent)})") in text
+    assert ".meta{display:grid;grid-template-columns:max-content 1fr;" in html_of(lab)
     assert "valid: no schema, checksum or model finding" in text
 
 
@@ -95,7 +98,8 @@ def test_header_without_manifest_and_with_validation_findings(tmp_path):
     assert "not recorded (no manifest.json)" in text
     from analyzer.bundle.catalog import KINDS
     absent = sorted(k.name for k in KINDS if not (LAB / k.file).exists() or k.name == "runtimeclasses")
-    assert f"not in the bundle: {', '.join(absent)}" in text
+    assert f"collected by hand: no manifest; {len(KINDS) - len(absent)} kinds present, {len(absent)} optional kinds " \
+           f"absent ({', '.join(absent)})" in text
     assert data.header.problem_count >= 1
     assert f"{data.header.problem_count} finding(s)" in text
     assert "pods.json" in data.header.problems[0] and "$.items[1]" in data.header.problems[0]

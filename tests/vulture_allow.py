@@ -14,7 +14,7 @@ cli.validate, cli.analyze, cli.collect, cli.diff, cli.report
 commands.serve, commands.shell
 cli._root  # the typer app's callback (--version)
 # click calls these overrides of its Command and Group.
-cli_help.HelpCommand.collect_usage_pieces, cli_help.HelpCommand.format_help, cli_help.HelpGroup.format_help
+cli_help.HelpCommand.collect_usage_pieces, cli_help.HelpCommand.get_short_help_str, cli_help.HelpCommand.format_help, cli_help.HelpGroup.format_help
 # The columns' property test compares them with the scalar checks (tests/test_columns.py).
 columnar.judge_by_kind, NodeColumns.device_counts
 # The vocabulary -o json's schema enumerates (tests/test_classify_lab.py checks it).

@@ -269,6 +269,19 @@ def _looks_like_tar(p: Path) -> bool:
         return False
 
 
+def _inside(root: Path, label: str) -> str:
+    """'; did you mean …?' naming the bundles a directory holds (`analyze dumps` meant one of them)."""
+    try:
+        found = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink()
+                       and any((p / f).is_file() for f in (MANIFEST, *(f"{k}.json" for k in REQUIRED))))
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    shown = " or ".join(f"{label.rstrip('/')}/{n}" for n in found[:5]) + (" or …" if len(found) > 5 else "")
+    return f"; did you mean {shown}?"
+
+
 def _from_directory(root: Path, label: str) -> Bundle:
     bundle = Bundle(root=root)
     if (root / MANIFEST).exists() or (root / MANIFEST).is_symlink():
@@ -284,7 +297,7 @@ def _from_directory(root: Path, label: str) -> Bundle:
         found = _foreign(root)
         if found is None:
             raise BundleError(label, "not a bundle: no manifest.json, pods.json or nodes.json in it, and not the layout "
-                              "of a troubleshoot support bundle or a must-gather")
+                              "of a troubleshoot support bundle or a must-gather" + _inside(root, label))
         return Bundle(root=found[0], format=found[1])
     for e in (bundle.manifest or {}).get("files") or ():
         if isinstance(e, dict) and e.get("status") == "failed" and isinstance(e.get("path"), str):

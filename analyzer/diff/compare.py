@@ -7,6 +7,8 @@ from analyzer.diff.records import (Change, Collection, Diff, NodeChange, NodeGpu
 
 from analyzer.kube import TERMINATED
 
+COLLECTED = "collected"  # as diff/snapshot.py marks a file the bundle holds
+
 
 def why_resolved(kind: str, pod: PodState | None) -> str:
     """Why a target of OLD (a pod, an attempt or a refused owner) is no longer one in NEW."""
@@ -24,10 +26,12 @@ def why_resolved(kind: str, pod: PodState | None) -> str:
 
 
 def _targets(old: Snapshot, new: Snapshot) -> tuple[tuple[TargetChange, ...], tuple[TargetChange, ...], tuple[TargetChange, ...]]:
-    appeared = tuple(TargetChange(key=k, before=None, after=w) for k, w in sorted(new.words.items()) if k not in old.words)
+    appeared = tuple(TargetChange(key=k, before=None, after=w, why=new.reasons.get(k, ""))
+                     for k, w in sorted(new.words.items()) if k not in old.words)
     resolved = tuple(TargetChange(key=k, before=w, after=None, why=why_resolved(old.kinds.get(k, "Pod"), new.pods.get(k)))
                      for k, w in sorted(old.words.items()) if k not in new.words)
-    changed = tuple(TargetChange(key=k, before=w, after=new.words[k]) for k, w in sorted(old.words.items())
+    changed = tuple(TargetChange(key=k, before=w, after=new.words[k], why=new.reasons.get(k, ""))
+                    for k, w in sorted(old.words.items())
                     if k in new.words and new.words[k] != w)
     return appeared, resolved, changed
 
@@ -67,10 +71,14 @@ def _quotas(old: Snapshot, new: Snapshot) -> tuple[QuotaChange, ...] | None:
 def _collection(old: Snapshot, new: Snapshot) -> Collection:
     changed = tuple((f, old.files[f], new.files[f]) for f in sorted(set(old.files) & set(new.files))
                     if old.files[f] != new.files[f])
+    # A file one bundle's manifest says it could not collect is not a file "only in" the other.
+    tried = tuple((f, side, files[f]) for side, files, other in (("old", old.files, new.files), ("new", new.files, old.files))
+                  for f in sorted(set(files) - set(other)) if files[f] != COLLECTED)
     return Collection(old_label=old.label, new_label=new.label, old_created=old.created, new_created=new.created,
                       old_context=old.context, new_context=new.context,
-                      only_old=tuple(sorted(set(old.files) - set(new.files))),
-                      only_new=tuple(sorted(set(new.files) - set(old.files))), status_changed=changed)
+                      only_old=tuple(f for f in sorted(set(old.files) - set(new.files)) if old.files[f] == COLLECTED),
+                      only_new=tuple(f for f in sorted(set(new.files) - set(old.files)) if new.files[f] == COLLECTED),
+                      status_changed=changed, not_collected=tried)
 
 
 def compare(old: Snapshot, new: Snapshot) -> Diff:

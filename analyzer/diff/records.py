@@ -39,6 +39,7 @@ class Snapshot:
     quotas: dict[tuple[str, str, str], tuple[str | None, str | None]] | None  # (ns, quota, key) -> (hard, used)
     problems: tuple[str, ...] = ()
     edited: tuple[str, ...] = ()  # files changed after collection (a what-if): compared as they are now
+    reasons: dict[str, str] = field(default_factory=dict)  # target key -> its reason (the `why` of a change)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +61,7 @@ class TargetChange:
     key: str
     before: str | None  # word in OLD (None: not a target there)
     after: str | None  # word in NEW
-    why: str = ""  # for resolved targets: now runs / deleted / finished / no longer a target
+    why: str = ""  # resolved: now runs / deleted / finished / no longer a target; else the new reason
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +96,9 @@ class Collection:
     only_old: tuple[str, ...]
     only_new: tuple[str, ...]
     status_changed: tuple[tuple[str, str, str], ...]  # (file, old status, new status)
+    # Files one manifest lists as not collected ("failed", "not-served", "missing") that the other bundle does
+    # not hold: (file, "old" | "new", status). Not "only in" the other: that bundle tried and could not.
+    not_collected: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

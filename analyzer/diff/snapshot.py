@@ -160,12 +160,13 @@ def snapshot(path: str | Path, config: AcceleratorConfig | None = None) -> Snaps
             gpu_labels={k: v for k, v in sorted(f.labels.items())
                         if k in EXTRA_GPU_LABELS or config.mentions_accelerator(k)})
     targets = {v.key: (v.target.kind, v.word) for v in analysis.verdicts}
+    reasons = {v.key: v.reason for v in analysis.verdicts}
     created = manifest.get("created")
     context = manifest.get("context")
     states = analysis.pod_states or {}
     return Snapshot(label=str(path), created=created if isinstance(created, str) else None,
                     context=context if isinstance(context, str) else None, files=files,
-                    words={k: w for k, (_, w) in targets.items()}, kinds={k: kind for k, (kind, _) in targets.items()},
+                    words={k: w for k, (_, w) in targets.items()}, reasons=reasons, kinds={k: kind for k, (kind, _) in targets.items()},
                     pods={k: PodState(node=node, phase=phase) for k, (node, phase) in states.items()}, nodes=nodes,
                     pools={(p.pool, p.resource): (p.allocatable, p.used, p.free) for p in occ.pools},
                     quotas=_quotas(analysis), problems=tuple(problems), edited=tuple(analysis.changed))

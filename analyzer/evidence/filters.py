@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analyzer import prose
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.model.volumes import ZONE_LABELS, Volume
@@ -128,4 +129,58 @@ def nearest_failures(pod: PodFacts, node: NodeView, cluster: Cluster, room: int)
             out.append(Reason(check=r.check, text=f"only {r.text}"))
             if len(out) >= room:
                 break
+    return out
+
+
+def _some(names: object, limit: int = 5) -> str:
+    names = [str(n) for n in names] if isinstance(names, list) else []
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more or "none"
+
+
+@prose.says("volume_topology")
+def _volume_topology_says(value: object) -> list[str]:
+    out = []
+    for v in value if isinstance(value, list) else []:
+        if not isinstance(v, dict):
+            continue
+        made = (f"StorageClass {v.get('storageClassName')} provisions with {v['provisioner']}" if v.get("provisioner")
+                else f"StorageClass {v.get('storageClassName')} has no provisioner")
+        pvs = "; ".join(f"PersistentVolume {a.get('volume')} only on {a.get('node_affinity')}"
+                        for a in v.get("available_volumes") or () if isinstance(a, dict)) or "no available PersistentVolume"
+        out.append(f"Claim {v.get('claim')}: {made}; {pvs}.")
+        out.append(f"Its volume can be used on {v.get('usable_on_count', 0)} node(s) ({_some(v.get('usable_on'))}); "
+                   f"the pod's candidates are {_some(v.get('candidates'))}.")
+        zones = v.get("candidates_by_zone")
+        if isinstance(zones, dict) and zones:
+            out.append("Candidates per zone: " + ", ".join(f"{z} {n}" for z, n in zones.items()) + ".")
+    return out
+
+
+@prose.says("inter_pod")
+def _inter_pod_says(value: object) -> list[str]:
+    out = []
+    for kind, label in (("affinity", "affinity"), ("anti_affinity", "anti-affinity")):
+        for term in (value or {}).get(kind) or () if isinstance(value, dict) else ():
+            if not isinstance(term, dict):
+                continue
+            counts = ", ".join(f"{d} {n}" for d, n in (term.get("pods_per_domain") or {}).items()) or "none anywhere"
+            some = "; ".join(f"{d}: {_some(p, 3)}" for d, p in (term.get("some") or {}).items())
+            out.append(f"Required pod {label} {term.get('term')}: matching pods per domain {counts}"
+                       + (f" ({some})" if some else "") + ".")
+    for key in (k for k in (value or {}) if k not in ("affinity", "anti_affinity")) if isinstance(value, dict) else ():
+        out.extend(prose.plain(key, value[key]))
+    return out
+
+
+@prose.says("topology_spread")
+def _spread_says(value: object) -> list[str]:
+    out = []
+    for c in value if isinstance(value, list) else []:
+        if not isinstance(c, dict):
+            continue
+        doms = ", ".join(f"{d.get('domain')} {d.get('pods')} pods" + (f" (skew {d['skew_with_pod']} with it)"
+                                                                    if d.get("skew_with_pod") is not None else "")
+                         for d in c.get("domains") or () if isinstance(d, dict))
+        out.append(f"Topology spread {c.get('constraint')}: minimum {c.get('minimum')}; {doms or 'no domain'}.")
     return out

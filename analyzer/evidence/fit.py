@@ -19,7 +19,7 @@ from analyzer.rules import columnar, dra_devices
 from analyzer.model.nominated import NOMINATED, NominatedPod
 from analyzer.rules.checks import PodFacts, available, holders_on, shortages, used_column, used_on
 from analyzer.rules.funnel_result import FunnelResult
-from analyzer.verdict import Fit
+from analyzer.verdict import Fit, FitSize
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
 DEVICES = "devices"  # a claim's devices short on the node (their steps are in the verdict's `devices` evidence)
@@ -146,6 +146,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
     # not fragmentation: waiting cannot help (too_large).
     fragmented = False
     too_large = []
+    sizes: dict[str, FitSize] = {}
     if DEVICES in short_everywhere and f.devices_too_large:
         too_large.append(DEVICES)  # a claim asks more devices than any candidate has even when all are free
     for r in order:
@@ -154,6 +155,11 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
         want = _want(facts, r)
         alloc, free = np.asarray(f.alloc[r], dtype=object), np.asarray(f.free[r], dtype=object)
         biggest = int(alloc.max()) if len(alloc) else 0
+        most = int(np.argmax(free)) if len(free) else 0
+        sizes[r] = FitSize(requested=format_units(r, want), largest_allocatable=format_units(r, biggest),
+                           largest_free=format_units(r, max(int(free[most]), 0)) if len(free) else "0",
+                           largest_free_on=nodes[int(at[most])].name if len(free) else "",
+                           free_total=format_units(r, int(np.maximum(free, 0).sum())), candidates=n)
         if biggest < want:
             too_large.append(r)
         elif int(np.maximum(free, 0).sum()) >= want:  # Python ints: a sum over 5,000 nodes stays exact
@@ -163,4 +169,26 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
         rest = {"candidates": n, "shown": len(rows),
                 "short": {r: int(np.count_nonzero(f.short[r])) for r in order if np.any(f.short[r])},
                 "largest_free": {r: format_units(r, int(np.asarray(f.free[r], dtype=object).max())) for r in wanted}}
-    return Fit(rows=rows, fragmented=fragmented, too_large=too_large, rest=rest)
+    return Fit(rows=rows, fragmented=fragmented, too_large=too_large, rest=rest, sizes=sizes)
+
+
+def action(fit: Fit) -> str | None:
+    """`exhausted`'s action for this pod by its sub-case (causes.md): too large waits for nothing, fragmented
+    waits for one node, otherwise the shortage is named."""
+    sizes = fit.sizes or {}
+    for r in fit.too_large:
+        if r == DEVICES:
+            return ("no node has enough devices for its claims even with every device free; shrink the claim's "
+                    "count, or add a node with more devices")
+        s = sizes[r]
+        return (f"no node has {s.requested} {r} even empty: the largest has {s.largest_allocatable}; "
+                f"shrink the request, or add a node with {s.requested}")
+    if fit.fragmented:
+        r, s = next((r, s) for r, s in sizes.items() if r not in fit.too_large)
+        return (f"no single node has {s.requested} {r} free: {s.free_total} are free over {s.candidates} nodes, "
+                f"at most {s.largest_free} on one ({s.largest_free_on}); wait for pods to finish there, or move "
+                f"pods to make room on one node")
+    if sizes:
+        named = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
+        return f"wait for {named} to be free on one node, or add capacity"
+    return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import orjson
 
+from analyzer import prose
 from analyzer.model import gpu_labels as gl
 from analyzer.model.views import Cluster
 from analyzer.rules.funnel_result import FunnelResult
@@ -65,3 +66,35 @@ def gpu_names(funnel: FunnelResult, cluster: Cluster) -> dict:
         # Groups with a changing MIG layout first, then the largest.
         out["gpu_labels"] = sorted(groups.values(), key=lambda g: (gl.mig_unsettled(g["labels"]) is None, -g["count"]))
     return out
+
+
+@prose.says("other_names")
+def _other_names_says(value: object) -> list[str]:
+    out = []
+    for o in value if isinstance(value, list) else []:
+        if not isinstance(o, dict):
+            continue
+        nodes = ", ".join(f"{n.get('node')} ({n.get('free')} free of {n.get('allocatable')})"
+                          for n in o.get("nodes") or () if isinstance(n, dict))
+        more = f" and {o['more']} more nodes" if o.get("more") else ""
+        out.append(f"The nodes advertise {o.get('resource')} instead, {o.get('free_total')} free in all: {nodes}{more}.")
+    return out
+
+
+@prose.says("gpu_labels")
+def _gpu_labels_says(value: object) -> list[str]:
+    out = []
+    for g in value if isinstance(value, list) else []:
+        if not isinstance(g, dict):
+            continue
+        labels = ", ".join(f"{k}={v}" for k, v in (g.get("labels") or {}).items())
+        count = g.get("count") or 0
+        shown = ", ".join(map(str, g.get("nodes") or ()))
+        more = f" and {count - len(g.get('nodes') or ())} more" if count > len(g.get("nodes") or ()) else ""
+        out.append(f"{count} node(s) ({shown}{more}) carry the GPU feature discovery labels {labels}.")
+    return out
+
+
+@prose.says("mig_reconfiguring")
+def _mig_says(value: object) -> list[str]:
+    return [f"{x}." for x in value] if isinstance(value, list) else []

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from analyzer import prose
+from analyzer.model.gpu_labels import cpu_node
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
@@ -41,11 +43,17 @@ FILTER_RANKS = tuple((check, rank) for check, rank in zip(STAGE_CHECKS, (_ORDER[
                                                                         _ORDER[Check.TOPOLOGY_SPREAD], _ORDER[Check.HOST_PORT])))
 
 FIT_LATER = ""  # the fit text names who holds the units: built only for the nodes that are shown
+# A second failure for a node no single change makes a place for the pod: a CPU node (no plugin to restore), or a
+# node too small for the request even empty (no pod to move). Such a node is never "one change away".
+_NO_ONE_CHANGE = Reason(check=Check.NOT_ADVERTISED, text="no single change lets the pod run here")
 
 
 def _fit_reason(pod: PodFacts, node: NodeView, cluster: Cluster, skip: set[str]) -> Reason | None:
     """Fit, leaving out the resources an earlier failure already explains (absent or allocatable 0)."""
-    if any(s.resource not in skip for s in shortages(pod, node, cluster)):
+    short = [s for s in shortages(pod, node, cluster) if s.resource not in skip]
+    if any(s.allocatable < s.requested for s in short):
+        return _NO_ONE_CHANGE
+    if short:
         return Reason(check=Check.FIT, text=FIT_LATER)
     devices = dra_devices.devices_free(pod.claims, node, cluster)
     return Reason(check=Check.DEVICES, text="only " + devices.text) if devices else None
@@ -71,7 +79,10 @@ def _fit_text(pod: PodFacts, node: NodeView, cluster: Cluster) -> str:
 def failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[Reason]:
     """The checks other than the selector that fail on this node (at most two: enough to tell 0, 1, more)."""
     found, explained = _before_fit(pod, node, cluster)
-    return found if len(found) > 1 else _with_fit(found, explained, pod, node, cluster)
+    if len(found) > 1:
+        return found
+    found = _with_fit(found, explained, pod, node, cluster)
+    return found + [_NO_ONE_CHANGE] if found and found[-1] is _NO_ONE_CHANGE else found
 
 
 def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[Reason], set[str]]:
@@ -80,6 +91,10 @@ def _before_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[list[R
     found: list[Reason] = []
     explained: set[str] = set()
     advertised = check_advertised(pod, node, cluster)
+    if advertised is not None and advertised.check is Check.NOT_ADVERTISED and pod.extended and \
+            cpu_node(node.capacity, node.labels, pod.extended):
+        return [Reason(check=advertised.check, text=f"a CPU node: {advertised.text} and no GPU label"),
+                _NO_ONE_CHANGE], set(pod.extended)
     if advertised is not None:
         advice = ("ask for the name it advertises, or change the device plugin's sharing or MIG configuration"
                   if advertised.check is Check.OTHER_NAME else "restore the device plugin or driver")
@@ -136,11 +151,15 @@ def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndar
     zero = columnar.zero_mask(pod, cols, at) & ~adv  # allocatable is asked only where the resource is advertised
     rows = columnar.shortfalls(pod, cluster, at) or []
     fit = np.zeros(cols.n, dtype=bool)
-    for r, _, _, _, short in rows:
+    never = np.zeros(cols.n, dtype=bool)  # _NO_ONE_CHANGE: too small even empty, or a CPU node
+    for r, want, alloc, _, short in rows:
         if r in pod.extended:  # a shortage an earlier failure explains (absent, or allocatable 0) is not another
             short = short & ~adv & (cols.amounts(r).allocatable != 0)
         fit |= short
-    count = adv.astype(np.int64) + pol + zero + fit
+        never |= short & (alloc < want)
+    if pod.extended and adv.any():
+        never |= adv & np.array([cpu_node(n.capacity, n.labels, pod.extended) for n in cols.nodes], dtype=bool)
+    count = adv.astype(np.int64) + pol + zero + fit + never
     order = np.full(cols.n, _ORDER[Check.FIT])
     order[zero] = _ORDER[Check.ZERO_ALLOCATABLE]
     order[adv] = _ORDER[Check.NOT_ADVERTISED]
@@ -231,7 +250,8 @@ class Nearest:
         shown = [(int(i), None) for i in near_at[:SHOWN].tolist()] + [
             (int(i), Reason(check=Check.SELECTOR, text=_selector_text(pod, nodes[int(i)]))) for i in selector_only[:room].tolist()]
         if not shown:
-            return {"nearest": [], "nearest_none": "no node is one change away: every node fails two or more checks"}
+            return {"nearest": [], "nearest_none": "no node is one change away: on every node two or more checks "
+                                                   "fail, or it is a CPU node, or too small for the request even empty"}
         total = len(near_at) + len(selector_only)
         out: dict = {"nearest": []}
         for i, reason in shown[:SHOWN]:
@@ -243,3 +263,19 @@ class Nearest:
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN
         return out
+
+
+@prose.says("nearest")
+def _nearest_says(value: object) -> list[str]:
+    return [f"Node {n.get('node')} is one change away: {n.get('reason')}." for n in value if isinstance(n, dict)] \
+        if isinstance(value, list) else []
+
+
+@prose.says("nearest_more")
+def _nearest_more_says(value: object) -> list[str]:
+    return [f"… and {value} more nodes one change away (every one in -o json)."]
+
+
+@prose.says("nearest_none")
+def _nearest_none_says(value: object) -> list[str]:
+    return [f"{str(value)[:1].upper()}{str(value)[1:]}."] if value else []

@@ -9,6 +9,8 @@ capacity has it above 0: a reconfigured node keeps `nvidia.com/gpu: "0"` beside 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dataclasses import dataclass
 
 from analyzer.model.accelerators import AcceleratorConfig
@@ -36,6 +38,23 @@ def siblings(resource: str, capacity: dict[str, int], config: AcceleratorConfig)
         return []
     return sorted((name, count) for name, count in capacity.items()
                   if name != resource and count > 0 and vendor(name) == domain and config.is_accelerator(name))
+
+
+# Labels that say a node has an accelerator whatever advertises it: node feature discovery's PCI vendor labels
+# (10de NVIDIA, 1002 AMD, 8086 Intel) and the clouds' accelerator labels.
+_ACCELERATOR_LABELS = ("feature.node.kubernetes.io/pci-10de.present", "feature.node.kubernetes.io/pci-1002.present",
+                       "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-count",
+                       "node.kubernetes.io/instance-gpu")
+
+
+def cpu_node(capacity: dict[str, int], labels: dict[str, str], resources: Iterable[str]) -> bool:
+    """A node that is what it is: no capacity entry for any of `resources` (not even 0, which a departed device
+    plugin leaves) and no label of their vendors or of node feature discovery saying a GPU is there. Restoring a
+    device plugin cannot help it; a GPU-labelled node without the resource is a different matter."""
+    domains = {vendor(r) for r in resources if vendor(r)}
+    if any(r in capacity for r in resources):
+        return False
+    return not any(k in _ACCELERATOR_LABELS or k.split("/", 1)[0] in domains for k in labels)
 
 
 def gfd_labels(labels: dict[str, str]) -> dict[str, str]:

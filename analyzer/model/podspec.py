@@ -211,6 +211,28 @@ def gpu_intent(spec: dict, runtimeclasses: dict[str, dict] | None, config: Accel
 
 NAME_LABELS = ("kubernetes.io/hostname",)
 
+# What makes a pod part of the GPU stack rather than a user of it: the kubelet's device plugin directory
+# (kubernetes pkg/kubelet/apis/deviceplugin/v1beta1/constants.go, DevicePluginPath) and its plugin registry (a DRA
+# driver's kubelet plugin registers there), and the GPU operator's per-operand node selector
+# (NVIDIA/gpu-operator: nvidia.com/gpu.deploy.<operand>=true).
+_STACK_PATHS = {"/var/lib/kubelet/device-plugins": "a device plugin (it mounts /var/lib/kubelet/device-plugins)",
+                "/var/lib/kubelet/plugins_registry": "a kubelet plugin such as a DRA driver (it mounts "
+                                                     "/var/lib/kubelet/plugins_registry)"}
+_OPERAND_SELECTOR = "nvidia.com/gpu.deploy."
+
+
+def gpu_stack(spec: dict) -> str | None:
+    """What of the GPU stack the pod is (the device plugin, a DRA driver, a GPU operator operand), or None. Such a
+    pod tolerates and selects GPU nodes to serve them: it must never be told to request a GPU."""
+    for vol in spec.get("volumes") or ():
+        path = str(((vol or {}).get("hostPath") or {}).get("path") or "").rstrip("/") if isinstance(vol, dict) else ""
+        if path in _STACK_PATHS:
+            return _STACK_PATHS[path]
+    for key in (spec.get("nodeSelector") or {}):
+        if str(key).startswith(_OPERAND_SELECTOR):
+            return f"a GPU operator operand (spec.nodeSelector {key})"
+    return None
+
 
 def required_terms(spec: dict) -> list[dict]:
     na = ((spec.get("affinity") or {}).get("nodeAffinity") or {})

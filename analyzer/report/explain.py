@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from typing import TextIO
 
 from analyzer import prose
 
-from analyzer import words
 from analyzer.verdict import Verdict
 from analyzer.text import printable
 
 MAX_REMOVED = 20
 
 
-def render(v: Verdict, out: TextIO) -> None:
+_LABEL = re.compile(r"^( *[a-z][a-z ]{0,20}: +)")  # "  next action: ", "  reason:      ": wrap under the value
+
+
+def fold(line: str, width: int | None) -> list[str]:
+    """A line of at most `width` characters per piece, broken at spaces only (never inside a name or number),
+    continuation lines under the value of a labelled line, else indented under the line's text."""
+    if width is None or len(line) <= width:
+        return [line]
+    label = _LABEL.match(line)
+    lead = len(label.group(1)) if label else len(line) - len(line.lstrip(" ")) + 4
+    first = textwrap.wrap(line, width=max(width, lead + MIN_TEXT), break_long_words=False, break_on_hyphens=False,
+                          subsequent_indent=" " * lead, drop_whitespace=True)
+    indent = len(line) - len(line.lstrip(" "))
+    return [" " * indent + first[0].lstrip(" ")] + first[1:] if first else [line]
+
+
+MIN_TEXT = 30  # below this a wrapped value would be a word per line: let the line run long instead
+
+
+def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
+    """`width`: the terminal's (COLUMNS); None (a pipe) keeps every line whole."""
     t = v.target
 
     def w(text: str) -> None:
@@ -21,10 +42,11 @@ def render(v: Verdict, out: TextIO) -> None:
         # character inside (a pod or rule name from the bundle) is escaped, so no line can be forged.
         body = text.lstrip("\n")
         end = body.endswith("\n")
-        out.write("\n" * (len(text) - len(body)) + printable(body[:-1] if end else body) + ("\n" if end else ""))
+        shown = "\n".join(fold(printable(body[:-1] if end else body), width))
+        out.write("\n" * (len(text) - len(body)) + shown + ("\n" if end else ""))
 
     w(f"{v.key}: {v.word}\n")
-    w(f"  next action: {words.next_action(v.word)}\n")
+    w(f"  next action: {v.next_action}\n")
     w(f"  reason:      {v.reason}\n")
     w(f"  source:      {t.source}\n")
     if v.funnel is not None:
@@ -75,9 +97,10 @@ def render(v: Verdict, out: TextIO) -> None:
             w(f"  {v.evidence['nearest_none']}\n")
     devices = v.evidence.get("devices") or []
     if devices:
-        w("\nDevices per node, after each step of dra.md (what 'cannot allocate all claims' hides):\n")
+        w("\nDevices per node, left after each step (what 'cannot allocate all claims' hides):\n")
         for d in devices:
-            w(f"  {d['node']}: {d['stage']}" + (" (too large: not even an empty node has enough)" if d.get("too_large") else "")
+            w(f"  {d['node']}: {_STAGE.get(d['stage'], 'stops at ' + str(d['stage']))}"
+              + (" (too large: not even an empty node has enough)" if d.get("too_large") else "")
               + (f" — {d.get('unmodelled') or d.get('unevaluable')}" if d.get("unmodelled") or d.get("unevaluable") else "")
               + "\n")
             for r in d["requests"]:
@@ -118,6 +141,13 @@ def render(v: Verdict, out: TextIO) -> None:
         for line in said:
             w(f"  {line}\n")
 
+
+# The step where a node's devices ran out, as a sentence: "dx1: free" read as if dx1 had free devices.
+_STAGE = {"class": "no device of the class", "selectors": "no device its selectors accept",
+          "taints": "every device it could use is tainted", "free": "no device free (all held)",
+          "enough": "not enough devices free together", "constraints": "no devices meet its constraints together",
+          "ok": "its claims fit", "pinned": "its claim is allocated to another node",
+          "unmodelled": "cannot be judged", "unevaluable": "cannot be judged"}
 
 _SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
 

@@ -38,8 +38,8 @@ main{max-width:1240px;margin:0 auto;padding:20px 24px 48px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px;border-bottom:2px solid #d5d9e0;padding-bottom:4px}
 h3{font-size:16px;margin:18px 0 6px}
 code,.mono{font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:13px}
-.meta{display:grid;grid-template-columns:max-content 1fr max-content 1fr;gap:2px 16px;margin:10px 0 0;background:#fff;border:1px solid #d5d9e0;border-radius:6px;padding:10px 14px}
-.meta dt{color:#59606b}.meta dd{margin:0}.meta dd.wide{grid-column:2/5}.meta ul{margin:2px 0;padding-left:18px}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:10px 0 0;background:#fff;border:1px solid #d5d9e0;border-radius:6px;padding:10px 14px}
+.meta dt{color:#59606b}.meta dd{margin:0}.meta dd{grid-column:2}.meta dt{grid-column:1}.meta ul{margin:2px 0;padding-left:18px}
 nav{margin:8px 0 0;font-size:14px}nav a{margin-right:14px}
 h3 .nx{font-weight:400;font-size:14.5px;color:#3b414a}
 .warn{color:#8a4b00}.bad{color:#a3141c;font-weight:600}.muted{color:#59606b}
@@ -113,17 +113,10 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     for k, v in short:
         w(f"<dt>{k}</dt><dd>{v}</dd>\n")
     wide: list[tuple[str, str]] = []
+    text = _e(h.completeness) if h.completeness else "every kind the analyzer reads is present"
     if h.missing:
-        absent = [m.split(":", 1)[0] for m in h.missing if m.endswith(".json is not in the bundle")]
-        other = [m for m in h.missing if not m.endswith(".json is not in the bundle")]
-        text = f'<span class="warn">{len(h.missing)} kind(s) missing or not collected</span>'
-        if absent:
-            text += ": not in the bundle: " + ", ".join(_e(k) for k in absent)
-        if other:
-            text += "<ul>" + "".join(f"<li>{_e(m)}</li>" for m in other) + "</ul>"
-        wide.append(("Completeness", text))
-    else:
-        wide.append(("Completeness", "every kind the analyzer reads is present"))
+        text = f'<span class="warn">{text}</span>' + "<ul>" + "".join(f"<li>{_e(m)}</li>" for m in h.missing) + "</ul>"
+    wide.append(("Completeness", text))
     if h.problem_count:
         items = "".join(f"<li><code>{_e(p)}</code></li>" for p in h.problems)
         more = f"<li>… {h.problem_count - len(h.problems)} more (run <code>gpu-triage validate</code>)</li>" if h.problem_count > len(h.problems) else ""

@@ -94,10 +94,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w(f"| Archive | {_m(h.archive)}: {_m(h.archive_lacks or '')} |\n")
     w(f"| Bundle | {_m(h.bundle)} |\n")
     w(f"| Written by | gpu-triage {_m(h.version)} |\n")
-    if h.missing:
-        w(f"| Completeness | {len(h.missing)} kind(s) missing or not collected: " + "; ".join(_m(x) for x in h.missing) + " |\n")
-    else:
-        w("| Completeness | every kind the analyzer reads is present |\n")
+    w(f"| Completeness | {_m(h.completeness or 'every kind the analyzer reads is present')} |\n")
     if h.problem_count:
         w(f"| Validation | **{h.problem_count} finding(s)**: the answers skip or mark what they affect |\n")
     else:
@@ -107,6 +104,8 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     for note in h.notes:
         w(f"| Note | {_m(note)} |\n")
     w("\n")
+    if h.missing:  # what could not be collected or read, one line each, outside the table
+        w("Not collected or unreadable:\n\n" + "".join(f"- {_m(x)}\n" for x in h.missing) + "\n")
     if h.problems:
         w(f"<details><summary>Validation findings ({h.problem_count})</summary>\n\n")
         for p in h.problems[:20]:

@@ -61,6 +61,32 @@ def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
     return out
 
 
+_ABSENT = "is not in the bundle"  # loaded.missing's reason for a kind whose file is simply not there
+_REQUIRED = ("pods", "nodes")
+
+
+def _completeness(analysis: "Analysis") -> str:
+    """One line: who collected the bundle, how many kinds it holds, which are absent (the optional ones named);
+    the kinds that failed or are unreadable are listed under it."""
+    from analyzer.bundle.catalog import KINDS
+
+    missing = analysis.loaded.missing
+    absent = sorted(k for k, why in missing.items() if why.endswith(_ABSENT))
+    other = [k for k, why in missing.items() if not why.endswith(_ABSENT)]
+    present = sum(1 for k in KINDS if analysis.loaded.has(k.name))
+    how = "collected with a manifest (manifest.json)" if analysis.bundle.manifest else "collected by hand: no manifest"
+    required = [k for k in absent if k in _REQUIRED]
+    optional = [k for k in absent if k not in _REQUIRED]
+    parts = [how, f"{present} kinds present"]
+    if required:
+        parts.append(f"required and absent: {', '.join(required)}")
+    if optional:
+        parts.append(f"{len(optional)} optional kinds absent ({', '.join(optional)})")
+    if other:
+        parts.append(f"{len(other)} not collected or unreadable (below)")
+    return parts[0] + "; " + ", ".join(parts[1:])
+
+
 def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
     """Count per word with its next action, most urgent first."""
     targets: Counter[str] = Counter()
@@ -99,7 +125,7 @@ def report_data(analysis: "Analysis") -> ReportData:
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
         asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
-        rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=_next_action(v.word), kind=t.kind,
+        rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=v.next_action, kind=t.kind,
                               owner=owner, names=(v.key,), source=t.source,
                               evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
                               nearest=_nearest(nearest), asks=asks))
@@ -116,7 +142,9 @@ def report_data(analysis: "Analysis") -> ReportData:
         server_version=_text(server),
         collected=_text(manifest.get("completed") or manifest.get("created")),
         collector=_text(" ".join(str(x) for x in (collector.get("name"), collector.get("version")) if x)) or None,
-        missing=tuple(_clip(f"{kind}: {why}") for kind, why in sorted(analysis.loaded.missing.items())),
+        missing=tuple(_clip(f"{kind}: {why}") for kind, why in sorted(analysis.loaded.missing.items())
+                      if not why.endswith(_ABSENT)),
+        completeness=_completeness(analysis),
         problems=tuple(_clip(p) for p in analysis.problems[:MAX_PROBLEMS]),
         problem_count=analysis.problem_count,
         notes=tuple(_clip(n) for n in analysis.notes),
@@ -204,36 +232,13 @@ def _nearest(value: Any) -> tuple[NearNode, ...] | None:
 
 
 def evidence_lines(d: dict) -> list[str]:
-    """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines."""
+    """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines: each
+    evidence key as its family says it (evidence/prose.py), then the funnel and the fit rows."""
     ev = d.get("evidence") or {}
     out: list[str] = []
-    adm = ev.get("admission")
-    if isinstance(adm, dict):
-        # the agreement is said only when the objects and the server disagree
-        out.extend(line for line in prose.lines({"admission": adm}) if not line.startswith("objects and API server: yes")
-                   and not line.startswith("objects and API server: no API server answer"))
-    owner = ev.get("owner")
-    if isinstance(owner, dict):
-        if owner.get("event"):
-            out.append(f"FailedCreate: {owner['event']}")
-        if "desired" in owner:
-            out.append(f"replicas: {owner.get('existing')} of {owner.get('desired')} exist")
-    if ev.get("gpu_intent"):
-        out.append(f"GPU intent: {ev['gpu_intent']}")
-    if "accelerator_requests" in ev and not ev["accelerator_requests"]:
-        out.append("no container requests an accelerator resource")
-    if ev.get("schedulingGates"):
-        out.append("schedulingGates: " + ", ".join(map(str, ev["schedulingGates"])))
-    if ev.get("nodeName"):
-        where = "" if ev.get("node_in_bundle") is not False else " (not in nodes.json)"
-        out.append(f"bound to {ev['nodeName']}{where}, phase {ev.get('phase')}")
-        for w in ev.get("waiting") or ():
-            out.append(f"container {w.get('container')} waiting: {w.get('reason')}: {w.get('message') or ''}".rstrip(": "))
-        out += _node_start_lines(ev)
-    out += _other_name_lines(ev)
     if ev.get("requests"):
-        out.append("requests: " + ", ".join(f"{r}={q}" for r, q in ev["requests"].items()))
-    out += _autoscaler_lines(ev)
+        out.append(ASKS + ", ".join(f"{q} {r}" for r, q in ev["requests"].items()))
+    out += prose.lines(ev, skip=_SAID_ELSEWHERE)
     out += _funnel_lines(d.get("funnel"))
     fit = d.get("fit") or []
     for row in fit[:MAX_EVIDENCE_NODES]:
@@ -241,35 +246,14 @@ def evidence_lines(d: dict) -> list[str]:
     if len(fit) > MAX_EVIDENCE_NODES:
         out.append(f"… {len(fit) - MAX_EVIDENCE_NODES} more candidate node(s), each short too")
     if d.get("too_large"):
-        out.append("too large: asks more " + ", ".join(d["too_large"]) + " than any candidate can ever offer")
+        out.append("Too large: it asks more " + ", ".join(d["too_large"]) + " than any candidate can ever offer.")
     elif d.get("fragmented"):
-        out.append("fragmented: enough free units summed over the candidates, but no single node has enough")
-    if ev.get("fits_on"):
-        out.append("fits on: " + some_names([str(n) for n in ev["fits_on"]], MAX_EVIDENCE_NODES))
-    if ev.get("not_modelled"):
-        out.append("depends on (not modelled): " + "; ".join(map(str, ev["not_modelled"])))
-    if ev.get("missing"):
-        out.append(f"needs: {ev['missing']}")
-    for x in (ev.get("invalid") or [])[:3]:
-        out.append(f"invalid: {x}")
+        out.append("Fragmented: enough free units summed over the candidates, but no single node has enough.")
     return out
 
 
-def _autoscaler_lines(ev: dict) -> list[str]:
-    """What the autoscaler said (rows 26-27), and the funnel's word beneath a refined one."""
-    au = ev.get("autoscaler")
-    out = []
-    if isinstance(au, dict):
-        said = au.get("said")
-        if isinstance(said, dict):
-            out.append(f"{said.get('component')} {said.get('reason')} {said.get('when')}: {said.get('message')}")
-        elif said:
-            out.append(f"{', '.join(map(str, au.get('present') or ()))}: said {said}")
-        if au.get("note"):
-            out.append(f"autoscaler: {au['note']}")
-    if ev.get("without_new_node"):
-        out.append(f"without a new node: {ev['without_new_node']}")
-    return out
+# Said beside the evidence: the pod's requests next to its name, the nearest nodes in their own list.
+_SAID_ELSEWHERE = ("requests", "nearest", "nearest_more", "nearest_none")
 
 
 def _funnel_lines(funnel: Any) -> list[str]:
@@ -302,28 +286,6 @@ def _fit_line(row: dict) -> str:
 
 def _text(value: Any) -> str | None:
     return None if value is None else _clip(str(value))
-
-
-def _node_start_lines(ev: dict) -> list[str]:
-    """Rows 7-10: the kubelet's rejection, the replacement pod, the node's latest events (newest first)."""
-    out = []
-    if ev.get("rejection"):
-        out.append(f"kubelet rejection {ev['rejection'].get('reason')}: {ev['rejection'].get('message')}")
-    if ev.get("replaced_by"):
-        r = ev["replaced_by"]
-        out.append(f"replaced by {r.get('pod')} ({r.get('phase') or 'no phase'}), created {r.get('created')}")
-    for e in (ev.get("node_events") or [])[:3]:
-        out.append(f"{e.get('component')} {e.get('reason')} at {e.get('time')} (x{e.get('count')}): {e.get('message')}")
-    return out
-
-
-def _other_name_lines(ev: dict) -> list[str]:
-    """Rows 16-17: the names the nodes advertise instead, and a MIG layout being changed."""
-    out = list(ev.get("mig_reconfiguring") or [])[:3]
-    for o in (ev.get("other_names") or [])[:3]:
-        nodes = ", ".join(f"{n['node']} ({n['free']} free)" for n in o.get("nodes", [])[:5])
-        out.append(f"advertised instead: {o.get('resource')} on {nodes}" + (f" (+{o['more']} more)" if o.get("more") else ""))
-    return out
 
 
 def _clip(text: str) -> str:

@@ -75,6 +75,7 @@ class Header:
     # what it does not collect for GPU triage.
     archive: str | None = None
     archive_lacks: str | None = None
+    completeness: str = ""  # one line: how it was collected, how many kinds present and absent (named)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from analyzer.bundle.catalog import LIMITRANGES, RESOURCEQUOTAS, RUNTIMECLASSES
 from analyzer import words
+from analyzer import prose
 from analyzer.model import quantity
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case, Decision
-from analyzer import prose
 from analyzer.model.admission_world import AdmissionWorld
 from analyzer.rules.admission_limits import apply_defaults, breaches
 from analyzer.rules.admission_quota import quota_findings
@@ -351,4 +351,34 @@ def say_admission(value: object) -> list[str]:
         out.append(f"not in the bundle: {adm['missing']}")
     if adm.get("agrees"):
         out.append(f"objects and API server: {adm['agrees']}")
+    return out
+
+
+@prose.says("answer")
+def _answer_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    command = " ".join(map(str, value.get("command") or [])) or "the stored command"
+    text = " ".join(str(value.get("stderr") or "").split()) or "nothing"
+    return [f"`{command}` exited {value.get('exitStatus')} and wrote: \"{text}\"."]
+
+
+@prose.says("owner")
+def _owner_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"Its owner: {value}."] if value else []
+    out = []
+    if value.get("event"):
+        when = f" at {value['event_time']}" if value.get("event_time") else ""
+        times = f", {value['events_counted']} times" if (value.get("events_counted") or 1) > 1 else ""
+        out.append(f"The owner's latest FailedCreate event{when}{times}: \"{value['event']}\".")
+    if value.get("object"):
+        out.append(f"{value['object']}.")
+    if "desired" in value:
+        out.append(f"{value.get('existing')} of {value.get('desired')} desired pods exist.")
+    if value.get("suspended"):
+        out.append("The owner is suspended (spec.suspend is true).")
+    for key in (k for k in value if k not in ("event", "event_time", "events_counted", "object", "desired", "existing",
+                                              "suspended")):
+        out.extend(prose.plain(key, value[key]))
     return out

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 from analyzer import words
+from analyzer import prose
 from analyzer.kube import PROVREQ_ANNOTATIONS
 from analyzer.model.autoscalers import (
     CA,
@@ -49,6 +50,7 @@ class _Finding:
     kind: str  # coming | blocked | gpu-missing | history
     reason: str  # for the verdict's reason line
     evidence: dict = field(default_factory=dict)
+    action: str | None = None  # the pod's next action with the node group, NodeClaim or NodePool named
 
 
 def _whole(t: str) -> str:
@@ -123,7 +125,9 @@ def _ca_triggered(s: Said, current: bool, a: Autoscalers) -> _Finding:
     unknown = a.ca is None or any(g is None for g in groups)
     if flying or (current and unknown):
         return _Finding(kind="coming", evidence=ev, reason=f"cluster-autoscaler is adding a node: group {named}, "
-                        f"asked {_ago(s.time, a)}")
+                        f"asked {_ago(s.time, a)}",
+                        action=f"wait for the new node of group {', '.join(g for g, *_ in ups) or '?'}, "
+                               f"asked {_ago(s.time, a)}")
     why = "the scheduler failed again later" if not current else "the status shows no scale-up in flight"
     return _Finding(kind="history", evidence=ev, reason=f"cluster-autoscaler's scale-up ({named}) is over: {why}")
 
@@ -170,7 +174,9 @@ def _karpenter_nominated(s: Said, current: bool, a: Autoscalers) -> _Finding:
                             f"way: {claim.state}")
         return _Finding(kind="coming", evidence=ev, reason=f"Karpenter is launching NodeClaim {name} (NodePool "
                         f"{claim.nodepool}, {claim.instance_type or 'instance type not chosen'}, {claim.state}), "
-                        f"asked {_ago(claim.created or s.time, a)}")
+                        f"asked {_ago(claim.created or s.time, a)}",
+                        action=f"wait for NodeClaim {name} (NodePool {claim.nodepool}), asked "
+                               f"{_ago(claim.created or s.time, a)}")
     ice = a.claim_events.get(name)
     if ice:  # lifecycle/launch.go: the insufficient-capacity event, then the NodeClaim deleted
         ev["launch_failed"] = _said(ice[-1], a)
@@ -181,7 +187,8 @@ def _karpenter_nominated(s: Said, current: bool, a: Autoscalers) -> _Finding:
                                                             "exists")
     if current:
         return _Finding(kind="coming", evidence=ev, reason=f"Karpenter nominated NodeClaim {name}, asked "
-                                                           f"{_ago(s.time, a)} (nodeclaims not in the bundle)")
+                                                           f"{_ago(s.time, a)} (nodeclaims not in the bundle)",
+                        action=f"wait for NodeClaim {name}, asked {_ago(s.time, a)}")
     return _Finding(kind="history", evidence=ev, reason=f"Karpenter's nomination of {name} is older than the "
                                                         "scheduler's latest failure")
 
@@ -206,7 +213,9 @@ def _karpenter_refused(s: Said, current: bool, a: Autoscalers, requests: dict[st
                                                                 "room for the pod")
     if current or full:
         limit = "; " + "; ".join(_pool_line(p, over, requests) for p, over in full) if full else ""
-        return _Finding(kind="blocked", evidence=ev, reason=f"Karpenter: {s.message!r}{limit}")
+        action = ("raise the limits of NodePool " + ", ".join(f"{p.name} ({', '.join(over)})" for p, over in full)
+                  + ", or shrink the request") if full else None
+        return _Finding(kind="blocked", evidence=ev, reason=f"Karpenter: {s.message!r}{limit}", action=action)
     return _Finding(kind="history", evidence=ev, reason=f"Karpenter's refusal ({err!r}) is older than the scheduler's "
                                                         "latest failure")
 
@@ -288,4 +297,52 @@ def refine(case: Case, decision: Decision) -> Decision | None:
                                     f"{found.reason}; but {base} is the pod's own to fix, so its word stands")
         return None
     ev["without_new_node"] = base
-    return Decision(word=word, reason=f"{found.reason}; without a new node: {base}", underlying=base)
+    return Decision(word=word, reason=f"{found.reason}; without a new node: {base}", underlying=base,
+                    action=found.action)
+
+
+@prose.says("autoscaler")
+def _autoscaler_says(value: object) -> list[str]:
+    """What the autoscaler said about the pod and what its objects confirm, one fact a line."""
+    if not isinstance(value, dict):
+        return [f"Autoscaler: {value}."]
+    present = ", ".join(map(str, value.get("present") or ())) or "no autoscaler"
+    said = value.get("said")
+    out = []
+    if isinstance(said, dict):
+        out.append(f"The {said.get('component')}'s latest {said.get('reason')} event on the pod "
+                   f"({said.get('when') or said.get('time') or 'time unknown'}) says: \"{said.get('message')}\".")
+    elif said:
+        out.append(f"Present: {present}; it said {said}.")
+    for g in value.get("node_groups") or ():
+        out.append(f"Node group {g.get('name')}: {g.get('from')} -> {g.get('to')} nodes asked (maximum {g.get('max')}).")
+    for g in value.get("status") or ():
+        parts = [f"{k.replace('_', '-')} {v}" for k, v in g.items() if k != "name" and v not in (None, "")]
+        out.append(f"cluster-autoscaler-status says of group {g.get('name')}: " + ", ".join(parts) + ".")
+    for f in value.get("scale_up_failed") or ():
+        if isinstance(f, dict):
+            out.append(f"ScaleUpFailed ({f.get('when') or f.get('time')}): \"{f.get('message')}\".")
+    if value.get("nodeclaim"):
+        bits = [f"{k} {value[k]}" for k in ("nodepool", "instance_type", "state", "created", "node") if value.get(k)]
+        out.append(f"NodeClaim {value['nodeclaim']}" + (": " + ", ".join(b.replace("_", " ") for b in bits) if bits else
+                                                         " (not in the bundle)") + ".")
+    for p in value.get("nodepools") or ():
+        if isinstance(p, dict):
+            usage = p.get("usage") or {}
+            limits = ", ".join(f"{r} limit {q}, in use {usage.get(r, 0)}" for r, q in (p.get("limits") or {}).items())
+            out.append(f"NodePool {p.get('name')}: {limits}; over: {', '.join(map(str, p.get('over') or ()))}.")
+    if value.get("provisioning_request"):
+        conds = ", ".join(f"{k} {v}" for k, v in (value.get("conditions") or {}).items())
+        out.append(f"ProvisioningRequest {value['provisioning_request']}" + (f": {conds}" if conds else "") + ".")
+    if value.get("template"):
+        out.append(f"{value['template']}.")
+    if value.get("scheduler_failed_at"):
+        out.append(f"The scheduler last failed to place it at {value['scheduler_failed_at']}.")
+    if value.get("note"):
+        out.append(f"{value['note']}.")
+    return out
+
+
+@prose.says("without_new_node")
+def _without_says(value: object) -> list[str]:
+    return [f"Without a new node the answer would be {value}."]

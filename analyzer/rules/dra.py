@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.bundle.catalog import RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from analyzer import words
+from analyzer import prose
 from analyzer.model.podspec import names_claims
 from analyzer.rules.case import Case, Decision
 
@@ -83,3 +84,52 @@ def claims_exist(case: Case) -> Decision | None:
     # the scheduler-message rebuild of an insufficient-evidence pod never evaluates an incomplete one.
     case.claims = res
     return None
+
+
+@prose.says("claims")
+def _claims_says(value: object) -> list[str]:
+    return [f"Pod claim {c.get('claim')} is {c.get('from')}, " + ("allocated." if c.get("allocated") else "not allocated yet.")
+            for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
+@prose.says("missing_claims")
+def _missing_claims_says(value: object) -> list[str]:
+    return [f"Pod claim {c.get('claim')} names {c.get('kind')} {c.get('name')}, which is not in the bundle."
+            for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
+@prose.says("missing_classes")
+def _missing_classes_says(value: object) -> list[str]:
+    return [f"{c.get('from')} request {c.get('request')} names DeviceClass {c.get('deviceClassName')}, which is not "
+            "in the bundle." for c in value if isinstance(c, dict)] if isinstance(value, list) else []
+
+
+@prose.says("claim_creation")
+def _claim_creation_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    return [f"The resource claim controller could not create its ResourceClaim ({value.get('source')}): "
+            f"\"{value.get('message')}\"."]
+
+
+@prose.says("devices")
+def _devices_says(value: object) -> list[str]:
+    """Per node, how many devices are left after each step of dra.md, and who holds them."""
+    out = []
+    for d in value if isinstance(value, list) else []:
+        if not isinstance(d, dict):
+            continue
+        for r in d.get("requests") or ():
+            if not isinstance(r, dict):
+                continue
+            left = r.get("left_after") or {}
+            steps = ", ".join(f"{left.get(k, 0)} after {k}" for k in ("class", "selectors", "taints", "free"))
+            out.append(f"On node {d.get('node')}, request {r.get('request')} of {r.get('from')} needs {r.get('needed')} "
+                       f"device(s) of class {r.get('deviceClassName')}: {steps}"
+                       + (" (too large: not even an empty node has enough)" if d.get("too_large") else "") + ".")
+            held = ", ".join(f"{h.get('device')} by claim {h.get('claim')}" + (f" ({', '.join(h.get('pods') or ())})"
+                                                                                if h.get("pods") else "")
+                             for h in (r.get("held_by") or ())[:5] if isinstance(h, dict))
+            if held:
+                out.append(f"Held on {d.get('node')}: {held}.")
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 from analyzer import words
 from analyzer import prose
 from analyzer.model.gpu_sharing import sharing_request
-from analyzer.model.podspec import accelerator_requests, gpu_intent
+from analyzer.model.podspec import accelerator_requests, gpu_intent, gpu_stack
 from analyzer.rules.case import Case, Decision
 
 
@@ -29,8 +29,15 @@ def no_gpu_request(case: Case) -> Decision | None:
     shared = sharing_request(spec, t.annotations)
     if shared:
         case.evidence["gpu_sharing_request"] = shared
+    stack = gpu_stack(spec) if intent and not accel and not claims and not shared else None
+    if stack is not None:
+        case.evidence["gpu_stack"] = stack
+        return None
     if intent and not accel and not claims and not shared:
-        return Decision(word=words.NO_GPU_REQUEST,
+        first = next((c.get("name") for c in spec.get("containers") or () if isinstance(c, dict)), None)
+        return Decision(word=words.NO_GPU_REQUEST, action=(
+            f"add the accelerator limit to container {first} (resources.limits, e.g. nvidia.com/gpu: 1), or a resource "
+            "claim" if first else None),
                         reason=f"GPU intent ({intent}) but no container requests an accelerator and no resource claim")
     return None
 
@@ -40,7 +47,9 @@ def scheduling_gated(case: Case) -> Decision | None:
     if not gates:
         return None
     case.evidence["schedulingGates"] = gates
-    return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + ", ".join(map(str, gates)))
+    named = ", ".join(map(str, gates))
+    return Decision(word=words.SCHEDULING_GATED, reason="scheduling gates: " + named,
+                    action=f"look at the controller that owns the gate {named}: the scheduler waits until it is removed")
 
 
 @prose.says("gpu_intent")
@@ -70,3 +79,8 @@ def _say_sharing(value: object) -> list[str]:
 def _say_gates(value: object) -> list[str]:
     names = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
     return [f"Its scheduling gates: {names}; the scheduler does not look at it until they are removed."]
+
+
+@prose.says("gpu_stack")
+def _say_stack(value: object) -> list[str]:
+    return [f"It is part of the GPU stack, {value}: it serves the GPUs and asks for none, as it should."]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from analyzer import words
+from analyzer import prose
 from analyzer.model import pod_status as ns
 from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
@@ -228,12 +229,45 @@ def _by_events(case: Case, states: list[dict], events: list[PodEvent]) -> Decisi
            f"count {latest.count}): \"{latest.message}\""
     case.evidence["deciding_event"] = latest.as_data()
     if latest.reason in ns.VOLUME_EVENTS:
+        multi = _multi_attach(case, events)
+        if multi is not None:
+            return multi
         missing = _missing_object(latest.message)
         if missing is not None:
             case.evidence["missing_object"] = missing
             return Decision(word=words.NODE_SIDE, reason=f"{missing}: {said}")
         return Decision(word=words.VOLUME_MOUNT, reason=said)
     return Decision(word=words.NODE_RUNTIME, reason=said)
+
+
+# The attach/detach controller's words (kubernetes pkg/controller/volume/attachdetach/reconciler/reconciler.go,
+# reportMultiAttachError: GenerateMsgDetailed("Multi-Attach error", …) names the volume in quotes).
+_MULTI_ATTACH = re.compile(r'Multi-Attach error for volume "([^"]+)"')
+
+
+def _multi_attach(case: Case, events: list[PodEvent]) -> Decision | None:
+    """volume-mount for a volume attached elsewhere: the kubelet's later FailedMount only times out waiting for it,
+    so the Multi-Attach event is the reason, and the VolumeAttachment names the node holding the volume."""
+    said = next((e for e in events if e.reason in ns.VOLUME_EVENTS and _MULTI_ATTACH.search(e.message)), None)
+    if said is None:
+        return None
+    t, c = case.target, case.cluster
+    volume = _MULTI_ATTACH.search(said.message).group(1)  # type: ignore[union-attr]
+    storage = c.storage
+    holders = [n for n in (storage.attached.get(volume, []) if storage is not None else []) if n != t.node_name]
+    claim = next((f"{ns_}/{cl.name}" for (ns_, _), cl in (storage.claims.items() if storage is not None else ())
+                  if cl.volume_name == volume and ns_ == t.namespace), None)
+    case.evidence["deciding_event"] = said.as_data()
+    case.evidence["multi_attach"] = {"volume": volume, "claim": claim, "attached_to": holders}
+    named = f"volume {volume}" + (f" (claim {claim})" if claim else "")
+    where = (f"attached to node {', '.join(holders)} (VolumeAttachment)" if holders else
+             "attached to another node (no VolumeAttachment in the bundle names it)")
+    reason = (f"Multi-Attach: {named} is {where}, and {t.node_name} cannot attach it too: the "
+              f"{said.component}'s {said.reason} at {said.time or 'unknown time'}: \"{said.message}\"")
+    action = (f"detach {named} from node {', '.join(holders)}: stop the pod using it there (or delete its stale "
+              f"VolumeAttachment), or use a ReadWriteMany volume" if holders else
+              f"detach {named} from the other node, or use a ReadWriteMany volume")
+    return Decision(word=words.VOLUME_MOUNT, reason=reason, action=action)
 
 
 def _nothing_said(case: Case, states: list[dict], events: list[PodEvent]) -> Decision:
@@ -266,3 +300,125 @@ def _node_evidence(case: Case) -> dict:
         if cond.message and cond.ready != "True":
             out["ready_message"] = cond.message
     return {"node": out, "node_in_bundle": out["in_bundle"]}
+
+
+# -- the evidence as sentences ------------------------------------------------------------------------------
+
+def _event_text(e: dict) -> str:
+    when = e.get("time") or "unknown time"
+    count = e.get("count")
+    times = f", {count} times" if isinstance(count, int) and count > 1 else ""
+    return f"{e.get('type') or 'Event'} {e.get('reason')} from the {e.get('component') or 'unknown component'} at {when}{times}: \"{e.get('message')}\""
+
+
+@prose.says("nodeName")
+def _node_name_says(value: object) -> list[str]:
+    return [f"It is bound to node {value}."] if value else ["It is bound to no node."]
+
+
+@prose.says("phase")
+def _phase_says(value: object) -> list[str]:
+    return [f"Its phase is {value}."] if value else []
+
+
+@prose.says("node_in_bundle")  # said by `node`
+def _node_in_bundle_says(value: object) -> list[str]:
+    return []
+
+
+@prose.says("node")
+def _node_says(value: object) -> list[str]:
+    if not isinstance(value, dict) or value.get("in_bundle") is None:
+        return ["nodes.json is not in the bundle: the node cannot be checked."]
+    if value.get("in_bundle") is False:
+        return ["Its node is not in nodes.json (deleted, or not collected)."]
+    ready = value.get("ready")
+    if ready is None:
+        return ["Its node is in nodes.json and reports no Ready condition."]
+    why = f" ({value['ready_reason']}" + (f": {value['ready_message']}" if value.get("ready_message") else "") + ")" \
+        if value.get("ready_reason") else ""
+    return [f"Its node is {'Ready' if ready == 'True' else f'not Ready (Ready={ready})'}{why}."]
+
+
+@prose.says("node_events")
+def _node_events_says(value: object) -> list[str]:
+    events = value if isinstance(value, list) else []
+    return [f"Event (newest first): {_event_text(e)}." for e in events if isinstance(e, dict)]
+
+
+@prose.says("node_events_more")
+def _node_events_more_says(value: object) -> list[str]:
+    return [f"… and {value} older events on the pod."]
+
+
+@prose.says("containers")
+def _containers_says(value: object) -> list[str]:
+    out = []
+    for row in value if isinstance(value, list) else []:
+        if not isinstance(row, dict):
+            continue
+        name = row.get("container")
+        if row.get("waiting"):
+            w = row["waiting"]
+            out.append(f"Container {name} waits: {w.get('reason')}" + (f", \"{w.get('message')}\"" if w.get("message") else "") + ".")
+        if row.get("running"):
+            out.append(f"Container {name} is running.")
+        for key, when in (("terminated", "ended"), ("last_terminated", "last ended")):
+            term = row.get(key)
+            if isinstance(term, dict):
+                out.append(f"Container {name} {when}: {term.get('reason')}, exit code {term.get('exitCode')}"
+                           + (f", \"{term.get('message')}\"" if term.get("message") else "") + ".")
+    return out
+
+
+@prose.says("waiting")  # each waiting container is said once, by `containers`
+@prose.says("deciding_event")  # the reason quotes it, and it is among the node's events
+def _said_elsewhere(value: object) -> list[str]:
+    return []
+
+
+@prose.says("rejection")
+def _rejection_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    out = [f"The kubelet rejected it: {value.get('reason')}, \"{value.get('message')}\"."]
+    if isinstance(value.get("event"), dict):
+        out.append(f"The event agrees: {_event_text(value['event'])}.")
+    return out
+
+
+@prose.says("replaced_by")
+def _replaced_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    where = f"on node {value['nodeName']}" if value.get("nodeName") else "not bound to a node yet"
+    return [f"Its owner {value.get('owner')} made pod {value.get('pod')} since (created {value.get('created')}): "
+            f"{value.get('phase') or 'no phase'}, {where}."]
+
+
+@prose.says("placement")
+def _placement_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    numbers = (f"; the node has {value['allocatable']} allocatable, {value['used']} in use, {value['free']} free"
+               if "allocatable" in value else "")
+    return [f"It met a full node for {value.get('resource')}{numbers}: it was {value.get('how')}."]
+
+
+@prose.says("cross_check")
+def _cross_check_says(value: object) -> list[str]:
+    return [f"Cross-check: {value}."] if value else []
+
+
+@prose.says("multi_attach")
+def _multi_attach_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    holders = ", ".join(map(str, value.get("attached_to") or ())) or "no node the bundle names"
+    claim = f" (claim {value['claim']})" if value.get("claim") else ""
+    return [f"Volume {value.get('volume')}{claim} is attached to {holders} by its VolumeAttachment."]
+
+
+@prose.says("missing_object")
+def _missing_object_says(value: object) -> list[str]:
+    return [f"Missing: {value}."] if value else []

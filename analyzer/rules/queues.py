@@ -16,6 +16,7 @@ Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg
 from __future__ import annotations
 
 from analyzer import words
+from analyzer import prose
 from analyzer.model.quantity import format_units
 from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QueueWorld
@@ -87,13 +88,17 @@ def decide(case: Case) -> Decision | None:
             ev["kueue_said"] = {"condition": "QuotaReserved", "reason": said.reason, "message": said.message}
     lq = k.local_queues.get((t.namespace, queue_name))
     if lq is None:
-        return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist")
+        return _misconfigured(ev, f"LocalQueue {queue_name} doesn't exist",
+                              f"create LocalQueue {t.namespace}/{queue_name}, or fix the queue name the workload uses")
     if lq.stop_policy in STOPPED:
-        return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})")
+        return _misconfigured(ev, f"LocalQueue {queue_name} is stopped (stopPolicy {lq.stop_policy})",
+                              f"resume LocalQueue {t.namespace}/{queue_name} (set spec.stopPolicy to None)")
     ev["clusterQueue"] = lq.cluster_queue
     cq = k.cluster_queues.get(lq.cluster_queue)
     if cq is None:
-        return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist")
+        return _misconfigured(ev, f"ClusterQueue {lq.cluster_queue} doesn't exist",
+                              f"create ClusterQueue {lq.cluster_queue} (LocalQueue {t.namespace}/{queue_name} points "
+                              "to it), or point the LocalQueue at one that exists")
     problems = []
     if cq.stop_policy in STOPPED:
         problems.append("is stopped")
@@ -113,7 +118,8 @@ def decide(case: Case) -> Decision | None:
         problems.extend(missing_topologies(cq, world))
     if problems:
         ev["clusterQueue_said"] = cq.active.message if cq.active else None
-        return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.")
+        return _misconfigured(ev, f"ClusterQueue {cq.name} is inactive: Can't admit new workloads: {', '.join(problems)}.",
+                              f"fix ClusterQueue {cq.name}: it {'; it '.join(problems)}")
     cycle = world.tree.cycles.get(cq.cohort)
     if cycle:
         ev["cohort"] = cycle
@@ -161,10 +167,10 @@ def _assigned(w: Workload, cq: ClusterQueue, world: QueueWorld) -> list[PodSetOu
     return world.memo[key]
 
 
-def _misconfigured(ev: dict, rebuilt: str) -> Decision:
+def _misconfigured(ev: dict, rebuilt: str, action: str | None = None) -> Decision:
     ev["rebuilt"] = rebuilt
     _compare(ev)
-    return Decision(word=words.QUEUE_MISCONFIGURED, reason=rebuilt)
+    return Decision(word=words.QUEUE_MISCONFIGURED, reason=rebuilt, action=action)
 
 
 def _compare(ev: dict) -> None:
@@ -197,7 +203,22 @@ def _quota_decision(ev: dict, ps: PodSetOutcome, world: QueueWorld) -> Decision:
     too_large = all(any(r.problem == "too-large" for r in t.resources) for t in tried)
     ev["too_large"] = too_large
     head = "more than the queue can ever give (too-large): " if too_large else "the queue's free quota is short now: "
-    return Decision(word=words.QUEUE_QUOTA, reason=head + ev["rebuilt"])
+    return Decision(word=words.QUEUE_QUOTA, reason=head + ev["rebuilt"], action=_quota_action(ev, tried, too_large))
+
+
+def _quota_action(ev: dict, tried: list, too_large: bool) -> str:
+    """queue-quota's action with the ClusterQueue and the short resource named; too large waits for nothing."""
+    cq = ev.get("clusterQueue") or "the ClusterQueue"
+    short = next((r for t in tried for r in t.resources if r.problem), None)
+    if short is None:
+        return f"wait for ClusterQueue {cq} to have room, or raise its quota"
+    asked, most = format_units(short.resource, short.asked), format_units(short.resource, short.most)
+    if too_large:
+        return (f"ClusterQueue {cq} can never give {asked} {short.resource} (at most {most}, even with the queue "
+                f"empty): shrink the workload, or raise the queue's nominal quota or borrowing limit")
+    free = format_units(short.resource, max(short.free, 0))
+    return (f"wait for workloads in ClusterQueue {cq} to finish ({free} {short.resource} free now, {asked} "
+            f"asked), or raise the queue's quota")
 
 
 def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
@@ -222,3 +243,10 @@ def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:
     out["resources"] = rows
     return out
 
+
+@prose.says("gang")
+def _gang_says(value: object) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    return [f"Gang {value.get('podGroup')}: minMember {value.get('minMember')}, {value.get('placed')} placed, "
+            f"{value.get('needed_now')} needed now, {value.get('fit_now')} fit now."]

@@ -4,6 +4,7 @@ not modelled (the scheduler's own message is then the best evidence), else `fits
 from __future__ import annotations
 
 from analyzer import words
+from analyzer import prose
 from analyzer.model.podspec import unmodelled
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
@@ -41,3 +42,18 @@ def decide(case: Case) -> Decision:
         ev["not_modelled"] = needs
         return Decision(word=words.UNCLASSIFIED, reason=f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs))
     return Decision(word=words.FITS_NOW, reason=f"fits now on {some_names(fits)}")
+
+
+@prose.says("fits_on")
+def _fits_on_says(value: object) -> list[str]:
+    return [f"It fits now on {some_names([str(n) for n in value])}."] if isinstance(value, list) and value else []
+
+
+@prose.says("not_modelled")
+def _not_modelled_says(value: object) -> list[str]:
+    return [f"It depends on what is not modelled: {'; '.join(map(str, value))}."] if value else []
+
+
+@prose.says("unknown_usage")
+def _unknown_usage_says(value: object) -> list[str]:
+    return [f"Usage on node {n} is unknown: {why}." for n, why in value.items()] if isinstance(value, dict) else []

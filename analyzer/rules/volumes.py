@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analyzer import words
+from analyzer import prose
 from analyzer.bundle.catalog import PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES
 from analyzer.model.matching import term_matches
 from analyzer.model.nodes import NodeView
@@ -310,3 +311,23 @@ def check_volume_zone(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason
         return None
     zone = zone_failure(pod, node, cluster)
     return Reason(check=Check.VOLUME_ZONE, text=zone, scheduler=(NO_VOLUME_ZONE,)) if zone else None
+
+
+@prose.says("volume_claims")
+def _volume_claims_says(value: object) -> list[str]:
+    out = []
+    for c in value if isinstance(value, list) else []:
+        if not isinstance(c, dict):
+            continue
+        if not c.get("exists"):
+            out.append(f"Volume {c.get('volume')} uses PersistentVolumeClaim {c.get('claim')}, which is not in the bundle.")
+            continue
+        bound = f"bound to PersistentVolume {c['bound_to']}" if c.get("bound") else "not bound"
+        cls = (f"StorageClass {c.get('storageClassName')}" if c.get("storageClassName") else "no StorageClass")
+        how = (f" (provisioner {c.get('provisioner')}, volumeBindingMode {c.get('volumeBindingMode')})"
+               if c.get("provisioner") else "")
+        modes = ", ".join(map(str, c.get("accessModes") or ())) or "no access mode"
+        out.append(f"Claim {c.get('claim')} (volume {c.get('volume')}) is {bound}; {cls}{how}; {modes}.")
+        for e in (c.get("events") or ())[:3]:
+            out.append(f"Claim event: \"{e.get('message') if isinstance(e, dict) else e}\".")
+    return out

@@ -34,3 +34,16 @@ def renderers() -> dict[str, Renderer]:
     from analyzer.diff.formats import json_format, markdown, table
 
     return {"table": table.render, "json": json_format.render, "markdown": markdown.render}
+
+
+_NOT_COLLECTED = {"failed": "failed (kubectl's error is in the manifest)", "not-served": "not served by the API server",
+                  "missing": "listed by the manifest but absent"}
+
+
+def not_collected_lines(rows: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """Per bundle and status, the files its manifest says it could not collect, as one sentence each."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for f, side, status in rows:
+        groups.setdefault((side, status), []).append(f)
+    return [f"{len(files)} file(s) {_NOT_COLLECTED.get(status, status)} in the {side} bundle (not in the other): "
+            + ", ".join(files) for (side, status), files in groups.items()]

@@ -7,7 +7,7 @@ import html
 import re
 from typing import TextIO
 
-from analyzer.diff.formats import quota_pair, triple, value_text
+from analyzer.diff.formats import not_collected_lines, quota_pair, triple, value_text
 from analyzer.diff.records import Diff
 from analyzer.text import printable
 
@@ -34,8 +34,10 @@ def render(d: Diff, out: TextIO) -> None:
         ("old", md(c.old_label), md(c.old_created or "unknown (no manifest)"), md(c.old_context or "-")),
         ("new", md(c.new_label), md(c.new_created or "unknown (no manifest)"), md(c.new_context or "-"))])
     w("\n")
-    if not (c.only_old or c.only_new or c.status_changed):
+    if not (c.only_old or c.only_new or c.status_changed or c.not_collected):
         w("Both bundles collected the same files.\n")
+    for line in not_collected_lines(c.not_collected):
+        w(f"- {md(line)}\n")
     for f in c.only_old:
         w(f"- {md(f)} collected only in the old bundle\n")
     for f in c.only_new:
@@ -44,9 +46,9 @@ def render(d: Diff, out: TextIO) -> None:
         w(f"- {md(f)}: {md(a)} in the old bundle, {md(b)} in the new\n")
 
     w(f"\n### Targets\n\n{len(d.appeared)} appeared, {len(d.resolved)} resolved, {len(d.changed)} changed word.\n\n")
-    rows = [("appeared", md(t.key), "-", md(t.after or "-"), "") for t in d.appeared]
+    rows = [("appeared", md(t.key), "-", md(t.after or "-"), md(t.why)) for t in d.appeared]
     rows += [("resolved", md(t.key), md(t.before or "-"), "-", md(t.why)) for t in d.resolved]
-    rows += [("changed", md(t.key), md(t.before or "-"), md(t.after or "-"), "") for t in d.changed]
+    rows += [("changed", md(t.key), md(t.before or "-"), md(t.after or "-"), md(t.why)) for t in d.changed]
     if rows:
         _table(out, ("change", "target", "old word", "new word", "why"), rows)
 

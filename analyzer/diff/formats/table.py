@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from analyzer.diff.formats import quota_pair, triple, value_text
+from analyzer.diff.formats import not_collected_lines, quota_pair, triple, value_text
 from analyzer.diff.records import Diff
 from analyzer.text import printable as p
 
@@ -14,8 +14,10 @@ def render(d: Diff, out: TextIO) -> None:
     w = out.write
     w(f"OLD  {p(c.old_label)}  collected {p(c.old_created or 'unknown (no manifest)')}  context {p(c.old_context or '-')}\n")
     w(f"NEW  {p(c.new_label)}  collected {p(c.new_created or 'unknown (no manifest)')}  context {p(c.new_context or '-')}\n")
-    if not (c.only_old or c.only_new or c.status_changed):
+    if not (c.only_old or c.only_new or c.status_changed or c.not_collected):
         w("Collected: the same files in both.\n")
+    for line in not_collected_lines(c.not_collected):
+        w(f"Collected: {p(line)}\n")
     for f in c.only_old:
         w(f"Collected: {p(f)} only in OLD\n")
     for f in c.only_new:
@@ -25,11 +27,11 @@ def render(d: Diff, out: TextIO) -> None:
 
     w(f"\nTargets: {len(d.appeared)} appeared, {len(d.resolved)} resolved, {len(d.changed)} changed word\n")
     for t in d.appeared:
-        w(f"  appeared  {p(t.key)}  {t.after}\n")
+        w(f"  appeared  {p(t.key)}  {t.after}: {p(t.why)}\n")
     for t in d.resolved:
         w(f"  resolved  {p(t.key)}  was {t.before}: {p(t.why)}\n")
     for t in d.changed:
-        w(f"  changed   {p(t.key)}  {t.before} -> {t.after}\n")
+        w(f"  changed   {p(t.key)}  {t.before} -> {t.after}: {p(t.why)}\n")
 
     w(f"\nGPU nodes: {len(d.nodes)} changed\n")
     for n in d.nodes:

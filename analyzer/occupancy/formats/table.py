@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TextIO
 
 from analyzer.occupancy.formats import safe, state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
+from analyzer.report.table import terminal_width
 
 SHOWN_WANTING = 3
 
@@ -22,7 +24,33 @@ def _wanting(row: ResourceRow) -> str:
     return f"{len(row.wanting)}: {shown}" + (f", … {more} more" if more > 0 else "")
 
 
+def _wrapped(text: str, width: int | None) -> list[str]:
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [text]
+
+
+def _stacked(lines: list[tuple[str, ...]], widths: list[int], width: int, out: TextIO) -> None:
+    """Too narrow for STATE and PENDING beside the numbers: each row's numbers on one line, then its state and the
+    pending pods wanting it on their own lines below it, wrapped at spaces to the width."""
+    header, rows = lines[0], lines[1:]
+    out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(header[:6], widths)))
+              + "  (STATE, PENDING below)\n")
+    for line in rows:
+        out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line[:6], widths)))
+                  + "\n")
+        for label, text in (("state", line[6]), ("pending", line[7])):
+            if text == "-" and label == "pending":
+                continue
+            lead = f"    {label}: "
+            for k, part in enumerate(_wrapped(text, max(width - len(lead), 20))):
+                out.write((lead if k == 0 else " " * len(lead)) + part + "\n")
+
+
 def render(occ: Occupancy, out: TextIO) -> None:
+    """One line per row in a pipe; on a terminal (or with COLUMNS) the STATE and PENDING columns wrap at spaces
+    to its width, continuation lines under their column (a name is never cut)."""
+    width = terminal_width(out)
     if not occ.rows:
         out.write("No node offers an accelerator resource, looks like a GPU node, or is where a pending GPU pod could go.\n")
     else:
@@ -30,9 +58,14 @@ def render(occ: Occupancy, out: TextIO) -> None:
         lines = [header] + [(safe(r.node), safe(r.pool), safe(r.resource), _amount(r.allocatable), str(r.used),
                              str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
-        for line in lines:
-            out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, widths)))
-                      + "  " + line[-1] + "\n")
+        fixed = sum(widths[:6]) + 2 * 7
+        room = None if width is None else width - fixed
+        if room is not None and widths[6] + max(len(line[7]) for line in lines) > room:
+            _stacked(lines, widths, width, out)  # type: ignore[arg-type]
+        else:
+            for line in lines:
+                out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}"
+                                    for i, (c, w) in enumerate(zip(line, widths))) + "  " + line[-1] + "\n")
         out.write("\n")
         pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
             (safe(p.pool), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
@@ -41,7 +74,7 @@ def render(occ: Occupancy, out: TextIO) -> None:
         for line in pools:
             out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
     if occ.not_started:
-        out.write("\nbound pods that have not started (rows 7-10: `gpu-triage why` for each):\n")
+        out.write("\nbound pods that have not started (`gpu-triage why` for each):\n")
         for node, pods in occ.not_started.items():
             more = len(pods) - SHOWN_WANTING
             out.write(f"  {safe(node)}: " + ", ".join(f"{safe(key)} {word}" for key, word in pods[:SHOWN_WANTING])
@@ -69,7 +102,8 @@ def render(occ: Occupancy, out: TextIO) -> None:
                 line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
             else:
                 line += f"; no node offers it ({shown})"
-        out.write(line + "\n")
+        out.write("\n".join(_wrapped(line, width) if width is None else
+                             [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(line, width - 4))]) + "\n")
 
 
 def _shared(occ: Occupancy, out: TextIO) -> None:
