@@ -15,7 +15,6 @@ import os
 import shutil
 import stat
 import tempfile
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -23,6 +22,7 @@ from typing import BinaryIO, Iterator
 
 import orjson
 
+from analyzer.bundle.archive import looks_like_tar, safe_extract
 from analyzer.bundle.catalog import BY_NAME, MANIFEST, REQUIRED
 from analyzer.bundle.formats import Format
 from analyzer.bundle.item_errors import not_json
@@ -187,10 +187,10 @@ def open_bundle(path: str | os.PathLike, *, max_unpacked: int = DEFAULT_MAX_UNPA
     if p.is_dir():
         return _from_directory(p, label)
     if p.is_file():
-        if _looks_like_tar(p):
+        if looks_like_tar(p):
             tmp = tempfile.mkdtemp(prefix="gpu-triage-")
             try:
-                root = _safe_extract(p, Path(tmp), label, max_unpacked, max_members)
+                root = _archive_root(safe_extract(p, Path(tmp), label, max_unpacked, max_members), label)
                 bundle = _from_directory(root, label)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -258,17 +258,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _looks_like_tar(p: Path) -> bool:
-    name = p.name.lower()
-    if name.endswith((".tar.gz", ".tgz", ".tar")):
-        return True
-    try:
-        with open(p, "rb") as fh:
-            return fh.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
-
-
 def _inside(root: Path, label: str) -> str:
     """'; did you mean …?' naming the bundles a directory holds (`analyze dumps` meant one of them)."""
     try:
@@ -333,62 +322,7 @@ def _foreign(directory: Path) -> tuple[Path, Format] | None:
     return None
 
 
-def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_members: int) -> Path:
-    """Check every member first, then unpack regular files only. Returns the bundle root inside dest."""
-    import tarfile  # only for an archive: a directory's every start does without it
-
-    try:
-        tf = tarfile.open(archive, "r:*")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BundleError(label, f"not a readable tar archive: {exc}") from None
-    with tf:
-        try:
-            members = []
-            total = 0
-            for m in tf:
-                members.append(m)
-                if len(members) > max_members:
-                    raise BundleError(label, f"refusing archive: more than {max_members} members")
-                name = m.name
-                pure = PurePosixPath(name)
-                if name.startswith("/") or pure.is_absolute():
-                    raise BundleError(label, f"refusing archive member {name!r}: absolute path")
-                if ".." in pure.parts:
-                    raise BundleError(label, f"refusing archive member {name!r}: '..' leaves the bundle")
-                if m.issym() or m.islnk():
-                    if _twin(m.name, m.linkname, m.issym()):
-                        continue  # not unpacked: nothing reads it (troubleshoot's `.yaml` link to each `.json`)
-                    raise BundleError(label, f"refusing archive member {name!r}: links are not allowed ({m.linkname!r})")
-                if not (m.isfile() or m.isdir()):
-                    raise BundleError(label, f"refusing archive member {name!r}: only regular files and directories are allowed")
-                total += m.size
-                if total > max_unpacked:
-                    raise BundleError(label, f"refusing archive: it unpacks to more than {max_unpacked} bytes")
-        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-            raise BundleError(label, f"not a readable tar archive: {exc}") from None
-        for m in members:
-            if m.issym() or m.islnk():
-                continue
-            target = dest.joinpath(*PurePosixPath(m.name).parts) if m.name not in ("", ".") else dest
-            if m.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                src = tf.extractfile(m)
-                if src is None:
-                    raise BundleError(label, f"cannot read archive member {m.name!r}")
-                written = 0
-                with src, open(target, "xb") as out:
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        if written > m.size:
-                            raise BundleError(label, f"archive member {m.name!r} is larger than its header says")
-                        out.write(chunk)
-            except FileExistsError:
-                raise BundleError(label, f"refusing archive: member {m.name!r} appears twice") from None
-            except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-                raise BundleError(label, f"archive is damaged at {m.name!r}: {exc}") from None
+def _archive_root(dest: Path, label: str) -> Path:
     # The bundle may be the archive's top level or its single top-level directory; another collector's
     # archive is found by its layout when the directory is opened.
     for candidate in (dest, *sorted(p for p in dest.iterdir() if p.is_dir())):
@@ -398,13 +332,3 @@ def _safe_extract(archive: Path, dest: Path, label: str, max_unpacked: int, max_
         return dest
     raise BundleError(label, "archive holds no bundle (no manifest.json, pods.json or nodes.json, and not the layout of a "
                       "troubleshoot support bundle or a must-gather)")
-
-
-def _twin(name: str, linkname: str, symbolic: bool) -> bool:
-    """A link to a file beside it in the same directory, with another extension (troubleshoot keeps a `.yaml`
-    link to each custom resource's `.json`, pkg/collect/cluster_resources.go): harmless and skipped. Any other
-    link is refused."""
-    link, target = PurePosixPath(name), PurePosixPath(linkname)
-    if symbolic:  # relative to the link's directory
-        target = link.parent / target if len(target.parts) == 1 else PurePosixPath("/")
-    return target.parent == link.parent and target.stem == link.stem and target.suffix != link.suffix
