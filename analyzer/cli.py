@@ -17,7 +17,7 @@ from typing import Callable, List, Optional
 import typer
 
 from analyzer import __version__
-from analyzer.text import PROBLEMS_SHOWN, problem_lines
+from analyzer.text import PROBLEMS_SHOWN, problem_lines, terminal_width
 from analyzer.cli_help import HelpCommand, HelpGroup, choice, error_text, exit_codes_text
 from analyzer.errors import BundleError, UsageError
 
@@ -197,7 +197,7 @@ def analyze(bundle: Path = BundleArg,
                 # json and words are written as the verdicts come; the table needs them all for its widths.
                 if output in ("table", "wide"):
                     table.render(list(verdicts), sys.stdout, colour=table.use_colour(sys.stdout),
-                                 width=table.terminal_width(sys.stdout) if output == "table" else None)
+                                 width=terminal_width(sys.stdout) if output == "table" else None)
                 else:
                     renderers()[output](verdicts, sys.stdout)
                 line.close()
@@ -230,7 +230,6 @@ def why(bundle: Path = BundleArg,
         from analyzer.pipeline import analyse, split_key
         from analyzer.progress import ProgressLine
         from analyzer.report import explain as explain_format, json_format
-        from analyzer.report.table import terminal_width
 
         keep = split_key(pod) if pod.count("/") == 1 else None
         with ProgressLine.for_stderr(quiet=quiet) as line:

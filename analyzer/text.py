@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import os
+from typing import Sequence, TextIO
 
 # Names come from strangers' bundles: a pod named "a\tfits-now\nlab/b" must not forge a line of
 # `-o words`, and ESC sequences must not reach a terminal. Kubernetes names never hold these.
@@ -38,3 +39,16 @@ def problem_lines(problems: Sequence[str], total: int | None = None) -> list[str
     if total > PROBLEMS_SHOWN:
         out.append(f"… {total - PROBLEMS_SHOWN} more")
     return out
+
+
+def terminal_width(stream: TextIO) -> int | None:
+    """The width to wrap to: COLUMNS when set, else the terminal's; None in a pipe (one line per row)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return None

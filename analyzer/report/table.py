@@ -35,19 +35,6 @@ def use_colour(stream: TextIO) -> bool:
         return False
 
 
-def terminal_width(stream: TextIO) -> int | None:
-    """The width to wrap to: COLUMNS when set, else the terminal's; None in a pipe (one line per row)."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    try:
-        if stream.isatty():
-            return os.get_terminal_size(stream.fileno()).columns
-    except (AttributeError, ValueError, OSError):
-        pass
-    return None
-
-
 def _colour(word: str, padded: str) -> str:
     if word in _ADMISSION:
         code = _RED

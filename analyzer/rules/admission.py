@@ -349,8 +349,8 @@ def say_admission(value: object) -> list[str]:
         out.append(str(adm["also"]))
     if adm.get("missing"):
         out.append(f"not in the bundle: {adm['missing']}")
-    if adm.get("agrees"):
-        out.append(f"objects and API server: {adm['agrees']}")
+    if adm.get("agrees") and not str(adm["agrees"]).startswith(("yes", "no API server answer")):
+        out.append(f"objects and API server: {adm['agrees']}")  # said only when they disagree
     return out
 
 

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from analyzer.occupancy.formats import safe, state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
-from analyzer.report.table import terminal_width
+from analyzer.text import terminal_width
 
 SHOWN_WANTING = 3
 
