@@ -11,10 +11,13 @@ pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go and quota_
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from conftest import analyse_dir
 from helpers import run_cli
+from stand_in import Kube
+from test_collect import entry, manifest_of
 from test_schedulers import KAI_SCHEDULER, _bundle, _save, _scheduler_pod, _unseen
 
 from analyzer import words as w
@@ -120,3 +123,42 @@ def test_a_queue_with_room_passes_the_pod_on(tmp_path: Path) -> None:
     root = _kai(tmp_path, queues=[_queue("team-a")], podgroups=[_podgroup("pg-train", "team-a")])
     assert analyse_dir(root)["lab/kai-train"].word not in (w.QUEUE_QUOTA, w.QUEUE_MISCONFIGURED,
                                                           w.INSUFFICIENT_EVIDENCE)
+
+
+# -- collected by scripts/collect.py from the stand-in kubectl ---------------------------------------------
+
+KAI_FILES = ("queues.scheduling.run.ai.json", "podgroups.scheduling.run.ai.json")
+
+
+def test_the_collector_copies_kais_objects_and_the_answer_holds(kube: Kube, tmp_path: Path) -> None:
+    parent = _queue("research", gpu={"quota": 2, "limit": 4, "overQuotaWeight": 1}, allocated={"nvidia.com/gpu": "3"})
+    src = _kai(tmp_path / "src", queues=[parent, _queue("team-a", parent="research")],
+               podgroups=[_podgroup("pg-train", "team-a")])
+    for f in kube.data.iterdir():
+        f.unlink()
+    for f in src.glob("*.json"):
+        shutil.copy(f, kube.data / f.name)
+    r = kube.collect()
+    assert r.returncode == 0, r.stderr
+    bundle = kube.bundle(r)
+    for name in KAI_FILES:
+        assert entry(manifest_of(bundle), name)["status"] == "ok"
+        assert json.loads((bundle / name).read_text())["items"] == json.loads((src / name).read_text())["items"]
+    assert analyse_dir(bundle)["lab/kai-train"].word == w.QUEUE_QUOTA
+
+
+def test_a_cluster_without_kais_crds_is_not_a_failure(kube: Kube, tmp_path: Path) -> None:
+    src = _kai(tmp_path / "src", queues=None, podgroups=None)
+    shutil.copy(src / "pods.json", kube.data / "pods.json")
+    r = kube.collect(FAKE_KUBECTL_UNSERVED="scheduling.run.ai")
+    assert r.returncode == 0, r.stderr
+    bundle = kube.bundle(r)
+    m = manifest_of(bundle)
+    assert m["partial"] is False
+    for name in KAI_FILES:
+        e = entry(m, name)
+        plural = name.split(".")[0]
+        assert e["status"] == "not-served" and e["stderr"] == f'error: the server doesn\'t have a resource type "{plural}"\n'
+        assert not (bundle / name).exists()
+    v = analyse_dir(bundle)["lab/kai-train"]
+    assert v.word == w.INSUFFICIENT_EVIDENCE and "queues.scheduling.run.ai" in v.reason, v.reason
