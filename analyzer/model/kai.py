@@ -93,7 +93,9 @@ def _allocated(status: dict, key: str) -> dict[str, float]:
     given = status.get(key)
     out: dict[str, float] = {}
     for name, value in (given.items() if isinstance(given, dict) else ()):
-        r = "gpu" if name in ("gpu", "nvidia.com/gpu") else str(name)
+        # A plain ResourceList (cpu in cores, memory in bytes); its GPUs are the key ending in "gpu"
+        # (pkg/queuecontroller/metrics/metrics.go getAllocatedGpus).
+        r = "gpu" if str(name).endswith("gpu") else str(name)
         if r in RESOURCES:
             out[r] = in_kai_units(r, value)
     return out
