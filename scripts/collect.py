@@ -129,20 +129,22 @@ KINDS = [
 KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+KAI_GROUP = "scheduling.run.ai"
 for _plural, _group, _namespaced in (
         ("workloads", KUEUE_GROUP, True), ("localqueues", KUEUE_GROUP, True),
         ("clusterqueues", KUEUE_GROUP, False), ("resourceflavors", KUEUE_GROUP, False),
         ("cohorts", KUEUE_GROUP, False), ("admissionchecks", KUEUE_GROUP, False),
         ("topologies", KUEUE_GROUP, False),
         ("podgroups", VOLCANO_GROUP, True), ("queues", VOLCANO_GROUP, False),
-        ("jobs", VOLCANO_BATCH_GROUP, True)):
+        ("jobs", VOLCANO_BATCH_GROUP, True),
+        ("queues", KAI_GROUP, False), ("podgroups", KAI_GROUP, True)):
     KINDS.append(Kind("%s.%s.json" % (_plural, _group), "%s.%s" % (_plural, _group), _group,
                       _namespaced, False))
 # Groups an older (or differently configured) supported server may not serve
 # at all (or a CRD not installed): their kinds are "not-served" there, which
 # is not a failure.
 MAY_BE_UNSERVED = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP, KARPENTER_GROUP,
-                   PROVREQ_GROUP)
+                   PROVREQ_GROUP, KAI_GROUP)
 # kubectl's words for a resource type discovery does not know
 # (cli-runtime pkg/resource/builder.go mappingFor: `the server doesn't have a
 # resource type %q` with groupResource.Resource, i.e. the unqualified plural;
@@ -183,7 +185,8 @@ what it writes:
     volumeattachments.json                (volumes, storage.k8s.io)
     workloads.kueue.x-k8s.io.json localqueues.kueue.x-k8s.io.json ...
     podgroups.scheduling.volcano.sh.json queues.scheduling.volcano.sh.json
-    jobs.batch.volcano.sh.json   (queueing systems, by qualified name;
+    jobs.batch.volcano.sh.json queues.scheduling.run.ai.json
+    podgroups.scheduling.run.ai.json   (queueing systems, by qualified name;
                     "not-served" where the CRD is not installed)
     nodepools.karpenter.sh.json nodeclaims.karpenter.sh.json
     provisioningrequests.autoscaling.x-k8s.io.json   (autoscalers; "not-served"

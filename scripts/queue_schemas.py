@@ -1,5 +1,7 @@
 """JSON Schema definitions for the queueing systems' kinds (queues.md): Kueue (kueue.x-k8s.io v1beta2 and
-v1beta1) and Volcano (scheduling.volcano.sh, batch.volcano.sh).
+v1beta1), Volcano (scheduling.volcano.sh, batch.volcano.sh) and KAI-Scheduler (scheduling.run.ai: Queue v2,
+PodGroup v2alpha2; KAI's pkg/apis/scheduling/v2/resources.go gives a queue's quota, limit and overQuotaWeight as
+numbers, -1 meaning unlimited).
 
 Strict on what rules/queues.py reads (queue names, pod sets and their templates, quotas, flavors' labels and
 taints, stop policies, reservations, conditions, admission checks, PodGroup sizes, Queue capability); open to
@@ -12,12 +14,14 @@ from __future__ import annotations
 KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 VOLCANO_BATCH = "batch.volcano.sh"
+KAI = "scheduling.run.ai"
 
 
 def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict[str, dict]:
     meta, nsmeta, quantity = ref("objectMeta"), ref("namespacedMeta"), ref("quantity")
     NAME = {"type": "string", "minLength": 1}
     COUNT = {"type": "integer", "minimum": 0}
+    NUMBER = {"type": "number"}
     condition = {"type": "object", "required": ["type", "status"],
                  "properties": {"type": STR, "status": STR, "reason": STR, "message": STR}}
     status_conditions = {"conditions": arr(condition)}
@@ -100,4 +104,20 @@ def queue_defs(STR: dict, INT: dict, BOOL: dict, STRMAP: dict, ref, arr) -> dict
                     "name": STR, "replicas": COUNT, "template": ref("podTemplate")}})}},
             "status": {"type": "object", "properties": {
                 "state": {"type": "object", "properties": {"phase": STR}}}}}},
+        f"Queue.{KAI}": {"type": "object", "required": ["metadata"], "properties": {
+            "metadata": meta,
+            "spec": {"type": "object", "properties": {
+                "parentQueue": STR,
+                "resources": {"type": ["object", "null"], "properties": {
+                    r: {"type": "object", "properties": {
+                        "quota": NUMBER, "limit": NUMBER, "overQuotaWeight": NUMBER}}
+                    for r in ("gpu", "cpu", "memory")}}}},
+            "status": {"type": "object", "properties": {
+                "allocated": ref("resourceList"), "allocatedNonPreemptible": ref("resourceList"),
+                "requested": ref("resourceList"), **status_conditions}}}},
+        f"PodGroup.{KAI}": {"type": "object", "required": ["metadata"], "properties": {
+            "metadata": nsmeta,
+            "spec": {"type": "object", "properties": {
+                "queue": STR, "minMember": COUNT, "preemptibility": STR, "priorityClassName": STR}},
+            "status": {"type": "object", "properties": {"phase": STR, **status_conditions}}}},
     }

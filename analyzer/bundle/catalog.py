@@ -62,6 +62,7 @@ STORAGE_GROUP = "storage.k8s.io"
 KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"
 VOLCANO_BATCH_GROUP = "batch.volcano.sh"
+KAI_GROUP = "scheduling.run.ai"
 KARPENTER_GROUP = "karpenter.sh"
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 DISCOVERY_GROUP = "discovery.k8s.io"
@@ -163,6 +164,9 @@ TOPOLOGIES = _custom("topologies", KUEUE_GROUP, "Topology", namespaced=False, ve
 PODGROUPS = _custom("podgroups", VOLCANO_GROUP, "PodGroup", namespaced=True, version="v1beta1")
 VOLCANO_QUEUES = _custom("queues", VOLCANO_GROUP, "Queue", namespaced=False, version="v1beta1")
 VOLCANO_JOBS = _custom("jobs", VOLCANO_BATCH_GROUP, "Job", namespaced=True, version="v1alpha1")
+# KAI-Scheduler (schedulers.md): its Queue is cluster-scoped (deployments/kai-scheduler/crds/scheduling.run.ai_queues.yaml).
+KAI_QUEUES = _custom("queues", KAI_GROUP, "Queue", namespaced=False, version="v2")
+KAI_PODGROUPS = _custom("podgroups", KAI_GROUP, "PodGroup", namespaced=True, version="v2alpha2")
 
 # Autoscalers (autoscalers.md): Karpenter's and the ProvisioningRequest CRDs ("not served" where not installed),
 # and cluster-autoscaler's status ConfigMap, the only ConfigMap read.
@@ -205,7 +209,7 @@ KINDS: tuple[Kind, ...] = (
     LIMITRANGES, VALIDATINGWEBHOOKCONFIGURATIONS, MUTATINGWEBHOOKCONFIGURATIONS, VALIDATINGADMISSIONPOLICIES,
     VALIDATINGADMISSIONPOLICYBINDINGS, ENDPOINTSLICES,
     WORKLOADS, LOCALQUEUES, CLUSTERQUEUES, RESOURCEFLAVORS, COHORTS, ADMISSIONCHECKS, TOPOLOGIES,
-    PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS,
+    PODGROUPS, VOLCANO_QUEUES, VOLCANO_JOBS, KAI_QUEUES, KAI_PODGROUPS,
 )
 
 BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
@@ -216,9 +220,10 @@ OWNERS: dict[str, str] = {k.item_kind: k.name for k in KINDS if k.owns_pods}  # 
 
 KUEUE: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == KUEUE_GROUP)
 VOLCANO: tuple[str, ...] = tuple(k.name for k in KINDS if k.group in (VOLCANO_GROUP, VOLCANO_BATCH_GROUP))
+KAI: tuple[str, ...] = tuple(k.name for k in KINDS if k.group == KAI_GROUP)
 # Groups a supported cluster may not serve at all (an older server, a CRD not installed): "not served" there.
 MAY_BE_UNSERVED: tuple[str, ...] = (DRA_GROUP, KUEUE_GROUP, VOLCANO_GROUP, VOLCANO_BATCH_GROUP, KARPENTER_GROUP,
-                                     PROVREQ_GROUP)
+                                     PROVREQ_GROUP, KAI_GROUP)
 
 
 def file_of(name: str) -> str:

@@ -15,6 +15,7 @@ from analyzer.kube import GROUP_ANNOTATIONS, PROVREQ_ANNOTATIONS, QUEUE_LABEL, T
 from analyzer.model import quantity
 from analyzer.model.accelerators import is_extended
 from analyzer.model.gpu_sharing import ALLOCATION_ANNOTATIONS, SHARING_ANNOTATIONS
+from analyzer.model.kai import GROUP_ANNOTATION as KAI_GROUP_ANNOTATION
 from analyzer.model.pod_status import is_bound_target
 from analyzer.model.placement import LabelSets, NominatedRow, Row, anti_terms_json, claim_names, host_ports
 from analyzer.model.podspec import effective_requests, nominated_node, priority_of
@@ -34,7 +35,8 @@ def group_name(annotations: dict) -> str:
 
 
 def queue_hints(meta: dict) -> dict[str, str]:
-    """What a pod says about the queue that holds it: Kueue's queue-name label, Volcano's PodGroup annotation."""
+    """What a pod says about the queue that holds it: Kueue's queue-name label, Volcano's and KAI's PodGroup
+    annotations."""
     out = {}
     label = (meta.get("labels") or {}).get(QUEUE_LABEL)
     if isinstance(label, str):
@@ -42,6 +44,9 @@ def queue_hints(meta: dict) -> dict[str, str]:
     group = group_name(meta.get("annotations") or {})
     if group:
         out["group-name"] = group
+    kai = (meta.get("annotations") or {}).get(KAI_GROUP_ANNOTATION)
+    if isinstance(kai, str) and kai:
+        out[KAI_GROUP_ANNOTATION] = kai  # KAI-Scheduler's PodGroup (model/kai.py)
     return out
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from analyzer import words as w
-from analyzer.rules import (admission, autoscalers, dra, funnel, intent, node_start, queues, readable, rest, schedulers,
-                            vgpu, volumes)
+from analyzer.rules import (admission, autoscalers, dra, funnel, intent, kai_queues, node_start, queues, readable, rest,
+                            schedulers, vgpu, volumes)
 from analyzer.rules.case import Case, Decision
 
 
@@ -39,6 +39,8 @@ ORDER: tuple[Rule, ...] = (
     # funnel's own words (selector-mismatch, untolerated-taint, listed at their rows below), the flavor named.
     Rule(rows="8-11", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.QUEUE_TOPOLOGY, w.SCHEDULING_GATED),
          decide=queues.decide),
+    # KAI-Scheduler's Queue of a pod's PodGroup (its scheduler running): missing, looping, or over limit / quota.
+    Rule(rows="8-9", words=(w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA, w.INSUFFICIENT_EVIDENCE), decide=kai_queues.decide),
     Rule(rows="11", words=(w.SCHEDULING_GATED,), decide=intent.scheduling_gated),
     Rule(rows="12", words=(w.NO_SCHEDULER,), decide=schedulers.decide),  # a scheduler nothing runs
     # (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
