@@ -10,6 +10,8 @@ one failure (restore the plugin), not three (advertised, allocatable and fit on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from analyzer import prose
@@ -133,7 +135,8 @@ def _selector_text(pod: PodFacts, node: NodeView) -> str:
     return "only the required node affinity (its labels or name do not match)"
 
 
-def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | None:
+def _vector_counts(pod: PodFacts, cluster: Cluster,
+                   cpu_mask: Callable[[tuple[str, ...]], np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
     """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
     where exactly one does). Node-blind pods only: advertised, allocatable and fit from the amounts, cordon and
     taints once per set of taints (a node offering the vendor's devices under another name, row 16, fails the
@@ -158,7 +161,7 @@ def _vector_counts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndar
         fit |= short
         never |= short & (alloc < want)
     if pod.extended and adv.any():
-        never |= adv & np.array([cpu_node(n.capacity, n.labels, pod.extended) for n in cols.nodes], dtype=bool)
+        never |= adv & cpu_mask(pod.extended)
     count = adv.astype(np.int64) + pol + zero + fit + never
     order = np.full(cols.n, _ORDER[Check.FIT])
     order[zero] = _ORDER[Check.ZERO_ALLOCATABLE]
@@ -183,6 +186,18 @@ class Nearest:
         self.scalar = scalar  # every node through the scalar checks (the reference the tests compare)
         self._failures: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]] = {}
         self._lists: dict[tuple, list[list[Reason]]] = {}
+        self._cpu_masks: dict[tuple[str, ...], np.ndarray] = {}  # per set of extended resources: the CPU nodes
+
+    def _cpu_mask(self, resources: tuple[str, ...]) -> np.ndarray:
+        """The nodes that are CPU nodes for these resources (gpu_labels.cpu_node), over the node columns: once per
+        set of resources, not once per pod shape and node."""
+        found = self._cpu_masks.get(resources)
+        if found is None:
+            cols = columnar.columns_of(self.cluster)
+            nodes = cols.nodes if cols is not None else []
+            found = self._cpu_masks[resources] = np.array([cpu_node(n.capacity, n.labels, resources) for n in nodes],
+                                                          dtype=bool)
+        return found
 
     def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]:
         """Per node: how many checks other than the selector fail (0, 1, or 2 for more), and the rank of the
@@ -201,7 +216,7 @@ class Nearest:
         found = self._failures.get(key)
         if found is None:
             c = self.cluster
-            vector = None if self.scalar else _vector_counts(pod, c)
+            vector = None if self.scalar else _vector_counts(pod, c, self._cpu_mask)
             if vector is None:
                 found = self._failures[key] = (*_counted([failures(pod, n, c) for n in c.nodes or []]), None)
             else:
