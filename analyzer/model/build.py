@@ -33,6 +33,7 @@ from analyzer.model.node_start import read_node_start
 from analyzer.model.quantity import QuantityError
 from analyzer.model.build_nodes import build_nodes, node_problems
 from analyzer.model.queue_world import build_queues
+from analyzer.model.schedulers import SchedulerIndex
 from analyzer.model.views import Cluster, Findings
 from analyzer.model.vgpu import NODE_ANNOTATIONS, VgpuWorld, build_vgpu
 
@@ -163,7 +164,7 @@ def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str,
                    node_problems=node_problems(loaded, p.node_invalid), asked=pods.asked, storage=p.storage,
                    placement=Placement.build(pods.label_sets.sets, pods.placed, p.ns_labels), autoscalers=p.autoscalers,
                    node_start=p.node_start, newest_pod=pods.newest,
-                   schedulers=pods.schedulers, now=now, vgpu=vgpu,
+                   schedulers=pods.schedulers, scheduler_index=SchedulerIndex.of(pods.schedulers), now=now, vgpu=vgpu,
                    reservations=pods.reservations, admission=p.admission)
 
 

@@ -105,6 +105,34 @@ def runs(scheduler: str, flagged: tuple[str, ...], names: tuple[str, ...], _imag
     return scheduler in flagged or scheduler in names or f"{scheduler}-scheduler" in names
 
 
+@dataclass(frozen=True, kw_only=True)
+class SchedulerIndex:
+    """Who says they run which scheduler, by name: made once with the model, so a pod asking for a scheduler
+    costs a look-up, not a pass over every pod that says one (`runs` is the rule it keeps)."""
+
+    flagged: dict[str, tuple[str, ...]]  # a --scheduler-name (or profile) value -> the pods that carry it
+    named: dict[str, tuple[str, ...]]  # a container, label or image name -> the pods that carry it
+    names: tuple[str, ...]  # every name said, sorted
+
+    @classmethod
+    def of(cls, says: dict[str, Says]) -> "SchedulerIndex":
+        flagged: dict[str, list[str]] = {}
+        named: dict[str, list[str]] = {}
+        for pod, (flags, names, _) in says.items():
+            for f in flags:
+                flagged.setdefault(f, []).append(pod)
+            for n in names:
+                named.setdefault(n, []).append(pod)
+        return cls(flagged={k: tuple(v) for k, v in flagged.items()}, named={k: tuple(v) for k, v in named.items()},
+                   names=tuple(sorted(named)))
+
+    def running(self, scheduler: str) -> list[str]:
+        """The pods that run `scheduler`, as `runs` decides it for each."""
+        found = (*self.flagged.get(scheduler, ()), *self.named.get(scheduler, ()),
+                 *self.named.get(f"{scheduler}-scheduler", ()))
+        return list(dict.fromkeys(found))
+
+
 # KAI-Scheduler's reservation pods: one per shared GPU, labelled with the GPU group the fraction pods carry
 # (pkg/common/constants/constants.go GPUGroup, DefaultResourceReservationName; `runai-reservation` before v0.6.0).
 RESERVATION_NAMESPACES: tuple[str, ...] = ("kai-resource-reservation", "runai-reservation")

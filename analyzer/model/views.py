@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from analyzer.model.nominated import Nominated
     from analyzer.model.queue_world import QueueWorld
     from analyzer.model.placement import Placement
-    from analyzer.model.schedulers import Reservation, Says
+    from analyzer.model.schedulers import Reservation, SchedulerIndex, Says
     from analyzer.model.vgpu import VgpuWorld
     from analyzer.model.volumes import Storage
 
@@ -95,6 +95,7 @@ class Cluster:
     nominated: "Nominated | None" = None  # pending pods nominated to a node by preemption (None: there are none)
     # Running pods that say they run a scheduler (model/schedulers.py): namespace/name -> what they say
     schedulers: dict[str, "Says"] = field(default_factory=dict)
+    scheduler_index: "SchedulerIndex | None" = None  # the same, by the names they say
     reservations: dict[str, "Reservation"] = field(default_factory=dict)  # KAI's, by GPU group (model/schedulers.py)
     vgpu: "VgpuWorld | None" = None  # HAMi's and Volcano's vGPU accounting (model/vgpu.py; None: neither is used)
     now: tuple[str, str] | None = None  # the bundle's time and its source (model/events.bundle_time)

@@ -31,7 +31,10 @@ def _looked_at(case: Case) -> bool:
 
 def running(name: str, case: Case) -> list[str]:
     """The Running pods (namespace/name) that run the scheduler `name`."""
-    return [pod for pod, says in case.cluster.schedulers.items() if runs(name, *says)]
+    index = case.cluster.scheduler_index
+    if index is None:
+        return [pod for pod, says in case.cluster.schedulers.items() if runs(name, *says)]
+    return index.running(name)
 
 
 def _duration(seconds: int) -> str:
@@ -54,7 +57,8 @@ def decide(case: Case) -> Decision | None:
     age = seconds_between(instant(t.created_at), now[0]) if now is not None else None
     if age is not None and age < FRESH_SECONDS:
         return None
-    seen = sorted({n for says in case.cluster.schedulers.values() for n in says[1]})
+    index = case.cluster.scheduler_index
+    seen = list(index.names) if index is not None else sorted({n for says in case.cluster.schedulers.values() for n in says[1]})
     case.evidence["scheduler"] = {"schedulerName": name, "age_seconds": age,
                                   "bundle_time": now[1] if now is not None else None,
                                   "schedulers_seen": [p for p in sorted(case.cluster.schedulers)][:10],
