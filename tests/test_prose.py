@@ -1,6 +1,6 @@
 """Answers a person reads: evidence said as sentences, and the first lines of `why --explain` deciding.
 
-Every evidence key of every verdict of every bundle in the repository has a renderer (analyzer/evidence/prose.py)
+Every evidence key of every verdict of every bundle in the repository has a renderer (analyzer/prose.py)
 and reads as prose: no JSON, no Python, outside the messages it quotes. The action on line two is this pod's:
 too large, a volume held by another node, a node on its way are named there, and a CPU node is never told to
 restore a device plugin.

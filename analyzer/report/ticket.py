@@ -233,7 +233,7 @@ def _nearest(value: Any) -> tuple[NearNode, ...] | None:
 
 def evidence_lines(d: dict) -> list[str]:
     """The deciding evidence of one verdict (its JSON form, schemas/verdicts.schema.json) in short lines: each
-    evidence key as its family says it (evidence/prose.py), then the funnel and the fit rows."""
+    evidence key as its family says it (analyzer/prose.py), then the funnel and the fit rows."""
     ev = d.get("evidence") or {}
     out: list[str] = []
     if ev.get("requests"):
