@@ -19,6 +19,7 @@ from analyzer.bundle.validation import Loaded
 from analyzer.model import quantity
 from analyzer.model.labels import EVERYTHING, Selector, selector_of
 from analyzer.model.quantity import QuantityError
+from analyzer.model.webhook_conditions import Condition, ConditionJudge, Judgement, conditions_of
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"  # an EndpointSlice's Service (discovery.k8s.io)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set on every namespace by the API server
@@ -53,7 +54,7 @@ class Webhook:
     object_selector: Selector
     service: tuple[str, str] | None  # (namespace, name); None for a URL webhook
     url: str
-    conditions: int  # matchConditions (CEL, not evaluated here)
+    conditions: tuple[Condition, ...]  # matchConditions (CEL), judged per pod (model/webhook_conditions.py)
 
     @property
     def kind(self) -> str:
@@ -89,6 +90,7 @@ class AdmissionWorld:
     findings: list[Violation] = field(default_factory=list)
     # namespace -> the blocking webhooks whose namespaceSelector matches it: filled at a namespace's first pod
     by_namespace: dict[str, tuple[Blocking, ...]] = field(default_factory=dict)
+    judge: ConditionJudge = field(default_factory=ConditionJudge)  # matchConditions, compiled once per bundle
 
     def labels_of(self, namespace: str) -> dict[str, str]:
         return self.ns_labels.get(namespace) or {NAMESPACE_NAME_LABEL: namespace}
@@ -104,14 +106,18 @@ class AdmissionWorld:
             own = hook.service[0] if hook.service else ""
             names = [ns for ns in self.ns_labels if ns != own] or ["default"]
             if all(hook.namespace_selector.matches(self.labels_of(ns)) for ns in names):
-                out.append(f"admission webhook {hook.name} ({hook.kind} {hook.configuration}) fails closed for pods "
-                           f"in every namespace and cannot be called: {b.why}; no pod can be created until it is "
-                           f"restored")
+                # A pod its matchConditions leave out is still created: then "every pod" would overstate it.
+                which = (f"the pods its matchConditions ({', '.join(c.name for c in hook.conditions[:3])}) select"
+                         if hook.conditions else "pods")
+                out.append(f"admission webhook {hook.name} ({hook.kind} {hook.configuration}) fails closed for {which} "
+                           f"in every namespace and cannot be called: {b.why}; no such pod can be created until it "
+                           f"is restored")
         return out
 
-    def blocking_for(self, namespace: str, pod_labels: dict[str, str]) -> list[Blocking]:
-        """The webhooks that cannot be called and would be called for this pod (namespaceSelector,
-        objectSelector; matchConditions are not evaluated and count as matching)."""
+    def blocking_for(self, namespace: str, pod: dict) -> list[tuple[Blocking, Judgement]]:
+        """The webhooks that cannot be called and would be called for this pod (`pod`: its metadata and spec as
+        created): namespaceSelector, objectSelector, then matchConditions (a webhook they leave out is not called;
+        one they cannot be judged for counts, its judgement says why)."""
         if not self.blocking:
             return []
         here = self.by_namespace.get(namespace)
@@ -119,7 +125,14 @@ class AdmissionWorld:
             labels = self.labels_of(namespace)
             here = tuple(b for b in self.blocking if b.webhook.namespace_selector.matches(labels))
             self.by_namespace[namespace] = here
-        return [b for b in here if b.webhook.object_selector.matches(pod_labels)]
+        labels = pod.get("metadata", {}).get("labels") or {}
+        out = []
+        for b in here:
+            if b.webhook.object_selector.matches(labels):
+                judged = self.judge.judge(b.webhook.conditions, pod=pod, namespace=namespace)
+                if judged.may_call:
+                    out.append((b, judged))
+        return out
 
 
 def _dict(value: object) -> dict:
@@ -230,7 +243,7 @@ def _webhooks(loaded: Loaded, findings: list[Violation]) -> tuple[list[Webhook],
                     object_selector=selector_of(raw.get("objectSelector")) if raw.get("objectSelector") is not None
                     else EVERYTHING,
                     service=(str(service.get("namespace") or ""), str(service.get("name") or "")) if service else None,
-                    url=str(client.get("url") or ""), conditions=len(_list(raw.get("matchConditions")))))
+                    url=str(client.get("url") or ""), conditions=conditions_of(raw.get("matchConditions"))))
     return out, names
 
 

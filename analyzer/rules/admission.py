@@ -113,17 +113,18 @@ def _runtimeclass_step(cluster: Cluster, spec: dict, ev: dict) -> Step:
     return Step(word=words.NO_RUNTIMECLASS)
 
 
-def _webhook_steps(world: AdmissionWorld | None, namespace: str, labels: dict[str, str], *, mutating: bool,
-                   ev: dict) -> Step:
+def _webhook_steps(world: AdmissionWorld | None, namespace: str, labels: dict[str, str], spec: dict, *,
+                   mutating: bool, ev: dict) -> Step:
     """A fail-closed webhook the pod's CREATE reaches and the API server cannot call (row `admission-unavailable`);
     a mutating one runs before validation, a validating one after the LimitRange's bounds."""
     if world is None:
         return Step(word=words.ADMISSION_UNAVAILABLE)
-    found = [b for b in world.blocking_for(namespace, labels) if b.webhook.mutating == mutating]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": namespace, "labels": labels}, "spec": spec}
+    found = [(b, j) for b, j in world.blocking_for(namespace, pod) if b.webhook.mutating == mutating]
     if not found:
         return Step(word=words.ADMISSION_UNAVAILABLE)
     said = [f"{b.webhook.kind} {b.webhook.configuration}: webhook {b.webhook.name} (failurePolicy Fail) cannot be "
-            f"called: {b.why}" for b in found]
+            f"called: {b.why}" + (f"; {j.detail}" if j.detail else "") for b, j in found]
     ev.setdefault("webhooks", []).extend(said)
     return Step(word=words.ADMISSION_UNAVAILABLE, refusal=said[0])
 
@@ -188,14 +189,14 @@ def rebuild(cluster: Cluster, spec: dict, namespace: str, labels: dict[str, str]
             ev["runtimeclass_applied"] = {k: mutated[k] for k in ("overhead", "nodeSelector", "tolerations")
                                           if mutated.get(k) != spec.get(k)}
             spec = mutated
-    steps.append(_webhook_steps(world, namespace, labels, mutating=True, ev=ev))
+    steps.append(_webhook_steps(world, namespace, labels, spec, mutating=True, ev=ev))
     after_limits, limit_step = _limit_steps(world, spec, namespace, ev)
     errors = validation_errors(after_limits)
     if errors:
         ev["validation"] = errors
     steps.append(Step(word=words.INVALID_SPEC, refusal=f"the API server's validation: {errors[0]}" if errors else ""))
     steps.append(limit_step)
-    steps.append(_webhook_steps(world, namespace, labels, mutating=False, ev=ev))
+    steps.append(_webhook_steps(world, namespace, labels, after_limits, mutating=False, ev=ev))
     steps.append(_quota_step(cluster, after_limits, namespace, ev.get("limit_range_defaults") or [], ev))
     if world is not None and world.unknown:
         ev["webhooks_unknown"] = world.unknown[:3]

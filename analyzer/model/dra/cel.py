@@ -39,7 +39,7 @@ from typing import Any
 from analyzer.model.dra.cel_devices import Device, Quantity, Version
 from analyzer.model.dra.cel_functions import (functions as cel_functions, NO_OVERLOAD, QUANTITY_KEY, SEMVER_KEY, cel_quantity,
                                               quantity_value, semver_text)
-from analyzer.model.dra.cel_limits import WORK_BUDGET, scan
+from analyzer.model.dra.cel_limits import WORK_BUDGET, is_panic, scan
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -165,11 +165,6 @@ def _cel_device(device: Device, reads: tuple[tuple[str, ...], ...] | None, domai
     return variable
 
 
-def _is_panic(exc: BaseException) -> bool:
-    # A Rust panic reaches Python as pyo3's PanicException, a BaseException: a library bug, not a verdict.
-    return type(exc).__name__ == "PanicException"
-
-
 def _cel_type(value: object) -> str:
     if isinstance(value, dict):
         return "Quantity" if QUANTITY_KEY in value else "Semver" if SEMVER_KEY in value else "map"
@@ -221,7 +216,7 @@ class Selectors:
             program = cel.compile(expression)
             functions = set(program.functions())
         except BaseException as exc:
-            if not isinstance(exc, (ValueError, RuntimeError, RecursionError, MemoryError)) and not _is_panic(exc):
+            if not isinstance(exc, (ValueError, RuntimeError, RecursionError, MemoryError)) and not is_panic(exc):
                 raise
             first = str(exc).split("\n", 1)[0]
             detail = first.split("': ", 1)[1] if first.startswith("Failed to parse expression '") else first
@@ -274,7 +269,7 @@ class Selectors:
         except (RecursionError, MemoryError) as exc:
             return Unevaluable(expression=expression, why=f"evaluation exceeded the library's limits: {exc}"[:400])
         except BaseException as exc:
-            if not _is_panic(exc):
+            if not is_panic(exc):
                 raise
             return Unevaluable(expression=expression, why=f"the CEL library failed on it: {exc}"[:400])
         if type(result) is not bool:

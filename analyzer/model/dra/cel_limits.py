@@ -36,6 +36,11 @@ MAX_STRING = 16 * 1024
 MAX_ATTRIBUTES_AND_CAPACITIES = 32
 MAX_ATTRIBUTE_VALUE_LENGTH = 64
 
+def is_panic(exc: BaseException) -> bool:
+    """A Rust panic reaches Python as pyo3's PanicException, a BaseException: a library bug, not a verdict."""
+    return type(exc).__name__ == "PanicException"
+
+
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 
 
