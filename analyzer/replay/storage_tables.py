@@ -1,10 +1,8 @@
-"""Server-side Table rows for the storage kinds and the queue CRDs, as the real API server serves them.
+"""Server-side Table rows for the storage kinds, as the real API server serves them.
 
 Built-in kinds: kubernetes pkg/printers/internalversion/printers.go (persistentVolumeColumnDefinitions,
 persistentVolumeClaimColumnDefinitions, storageClassColumnDefinitions, volumeAttachmentColumnDefinitions and
-their print functions). Custom resources: the CRD's additionalPrinterColumns (kubernetes-sigs/kueue
-config/components/crd/bases/kueue.x-k8s.io_{workloads,localqueues,clusterqueues}.yaml); a `date` column is
-served as an age, as apiextensions' tableconvertor does.
+their print functions). The custom resources' columns are in replay/crd_tables.py.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from analyzer.bundle.catalog import (CLUSTERQUEUES, LOCALQUEUES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES,
-                                     STORAGECLASSES, VOLUMEATTACHMENTS, WORKLOADS)
+from analyzer.bundle.catalog import PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, VOLUMEATTACHMENTS
 from analyzer.replay.cells import Column, Row, age, as_dict, as_list, as_str, column, dig
 
 NAME = ("Name", "string", 0)
@@ -79,34 +76,6 @@ def volumeattachment_row(va: dict, now: datetime) -> Row:
             dig(va, "status", "attached") is True, age(va, now)]
 
 
-def _condition(item: dict, kind: str) -> str:
-    """A CRD column `.status.conditions[?(@.type=='X')].status`."""
-    return next((as_str(as_dict(c).get("status")) for c in as_list(dig(item, "status", "conditions"))
-                 if as_dict(c).get("type") == kind), "")
-
-
-def _count(value: object) -> object:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def workload_row(w: dict, now: datetime) -> Row:
-    return [as_str(dig(w, "metadata", "name")), as_str(dig(w, "spec", "queueName")),
-            as_str(dig(w, "status", "admission", "clusterQueue")), _condition(w, "Admitted"), _condition(w, "Finished"),
-            age(w, now)]
-
-
-def localqueue_row(q: dict, now: datetime) -> Row:
-    return [as_str(dig(q, "metadata", "name")), as_str(dig(q, "spec", "clusterQueue")),
-            _count(dig(q, "status", "pendingWorkloads")), _count(dig(q, "status", "admittedWorkloads")), age(q, now)]
-
-
-def clusterqueue_row(q: dict, now: datetime) -> Row:
-    # The cohort is spec.cohort in v1beta1 and spec.cohortName in v1beta2: whichever the object carries.
-    cohort = as_str(dig(q, "spec", "cohortName")) or as_str(dig(q, "spec", "cohort"))
-    return [as_str(dig(q, "metadata", "name")), cohort, as_str(dig(q, "spec", "queueingStrategy")),
-            _count(dig(q, "status", "pendingWorkloads")), _count(dig(q, "status", "admittedWorkloads")), age(q, now)]
-
-
 STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
     PERSISTENTVOLUMECLAIMS.name: ([NAME, column("Status"), column("Volume"), column("Capacity"), column("Access Modes"),
                                    column("StorageClass"), column("VolumeAttributesClass"), AGE,
@@ -118,10 +87,4 @@ STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] 
                            column("AllowVolumeExpansion"), AGE], storageclass_row),
     VOLUMEATTACHMENTS.name: ([NAME, column("Attacher"), column("PV"), column("Node"), column("Attached", "boolean"), AGE],
                              volumeattachment_row),
-    WORKLOADS.name: ([NAME, column("Queue"), column("Reserved in"), column("Admitted"), column("Finished"), AGE],
-                     workload_row),
-    LOCALQUEUES.name: ([NAME, column("ClusterQueue"), column("Pending Workloads", "integer"),
-                        column("Admitted Workloads", "integer"), AGE], localqueue_row),
-    CLUSTERQUEUES.name: ([NAME, column("Cohort"), column("Strategy", priority=1), column("Pending Workloads", "integer"),
-                          column("Admitted Workloads", "integer", priority=1), AGE], clusterqueue_row),
 }
