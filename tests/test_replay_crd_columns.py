@@ -58,7 +58,8 @@ def _rows(text: str) -> tuple[list[str], list[list[str]]]:
     """A kubectl table cut at its header's columns: a cell the server sent none for is printed empty by kubectl,
     so splitting at runs of spaces would shift the cells after it."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    starts = [i for i, ch in enumerate(lines[0]) if ch != " " and (i == 0 or lines[0][i - 1] == " ")]
+    # kubectl pads columns with at least three spaces; a header such as CREATED AT holds one
+    starts = [i for i, ch in enumerate(lines[0]) if ch != " " and (i == 0 or lines[0][i - 2:i] == "  ")]
     bounds = list(zip(starts, starts[1:] + [None]))
     return ([lines[0][a:b].strip() for a, b in bounds],
             [[ln[a:b].strip() for a, b in bounds] for ln in lines[1:]])

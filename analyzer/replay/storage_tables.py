@@ -1,8 +1,8 @@
 """Server-side Table rows for the storage kinds, as the real API server serves them.
 
 Built-in kinds: kubernetes pkg/printers/internalversion/printers.go (persistentVolumeColumnDefinitions,
-persistentVolumeClaimColumnDefinitions, storageClassColumnDefinitions, volumeAttachmentColumnDefinitions and
-their print functions). The custom resources' columns are in replay/crd_tables.py.
+persistentVolumeClaimColumnDefinitions, storageClassColumnDefinitions, volumeAttachmentColumnDefinitions,
+csiNodeColumnDefinitions, csiDriverColumnDefinitions, csiStorageCapacityColumnDefinitions and their print functions). The custom resources' columns are in replay/crd_tables.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from analyzer.bundle.catalog import PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES, STORAGECLASSES, VOLUMEATTACHMENTS
+from analyzer.bundle.catalog import (CSIDRIVERS, CSINODES, CSISTORAGECAPACITIES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES,
+                                     STORAGECLASSES, VOLUMEATTACHMENTS)
 from analyzer.replay.cells import Column, Row, age, as_dict, as_list, as_str, column, dig
 
 NAME = ("Name", "string", 0)
@@ -76,6 +77,22 @@ def volumeattachment_row(va: dict, now: datetime) -> Row:
             dig(va, "status", "attached") is True, age(va, now)]
 
 
+def _flag(value: object, default: bool) -> bool:
+    return value if isinstance(value, bool) else default
+
+
+def csidriver_row(d: dict, now: datetime) -> Row:
+    """printCSIDriver: the API's defaults where unset (attachRequired true), `<unset>` without tokenRequests,
+    `<none>` without volumeLifecycleModes."""
+    spec = as_dict(d.get("spec"))
+    tokens = spec.get("tokenRequests")
+    audiences = ",".join(as_str(as_dict(t).get("audience")) for t in as_list(tokens)) if tokens is not None else "<unset>"
+    modes = ",".join(as_str(m) for m in as_list(spec.get("volumeLifecycleModes"))) or "<none>"
+    return [as_str(dig(d, "metadata", "name")), _flag(spec.get("attachRequired"), True),
+            _flag(spec.get("podInfoOnMount"), False), _flag(spec.get("storageCapacity"), False), audiences,
+            _flag(spec.get("requiresRepublish"), False), modes, age(d, now)]
+
+
 STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
     PERSISTENTVOLUMECLAIMS.name: ([NAME, column("Status"), column("Volume"), column("Capacity"), column("Access Modes"),
                                    column("StorageClass"), column("VolumeAttributesClass"), AGE,
@@ -87,4 +104,13 @@ STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] 
                            column("AllowVolumeExpansion"), AGE], storageclass_row),
     VOLUMEATTACHMENTS.name: ([NAME, column("Attacher"), column("PV"), column("Node"), column("Attached", "boolean"), AGE],
                              volumeattachment_row),
+    CSINODES.name: ([NAME, column("Drivers", "integer"), AGE],
+                    lambda n, now: [as_str(dig(n, "metadata", "name")), len(as_list(dig(n, "spec", "drivers"))), age(n, now)]),
+    CSIDRIVERS.name: ([NAME, column("AttachRequired", "boolean"), column("PodInfoOnMount", "boolean"),
+                       column("StorageCapacity", "boolean"), column("TokenRequests"), column("RequiresRepublish", "boolean"),
+                       column("Modes"), AGE], csidriver_row),
+    # No Age column: printers.go gives CSIStorageCapacity none.
+    CSISTORAGECAPACITIES.name: ([NAME, column("StorageClassName"), column("Capacity")],
+                                lambda c, now: [as_str(dig(c, "metadata", "name")), as_str(c.get("storageClassName")),
+                                                as_str(c.get("capacity")) or "<unset>"]),
 }
