@@ -107,3 +107,14 @@ def test_resource_name_mismatch_names_the_resource_the_nodes_advertise():
     assert word == "lab/train: resource-name-mismatch"
     assert action == ("ask for nvidia.com/gpu.shared instead of nvidia.com/gpu (advertised by ts1: 80, ts2: 80); or "
                       "change the device plugin's sharing configuration (renameByDefault)")
+
+
+def test_a_daemonset_pod_whose_node_is_gone_names_the_node_its_affinity_asks_for(tmp_path):
+    """The DaemonSet controller pins each pod with required node affinity on metadata.name (matchFields)."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-gone"]}]}]}}}
+    root = make_bundle(tmp_path, pods=[gpu_pod("agent", affinity=affinity)], nodes=[gpu_node("gpu-a"), gpu_node("gpu-b")])
+    word, action, _ = _first_lines(root, "lab/agent")
+    assert word == "lab/agent: selector-mismatch"
+    assert action == ("fix the pod's nodeSelector/affinity, or label the node meant for it: no node has node name in "
+                      "(gpu-gone); nearest: gpu-a, gpu-b, lacking node name in (gpu-gone)")

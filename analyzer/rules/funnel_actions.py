@@ -11,7 +11,9 @@ read, and for `selector-mismatch` every node once.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from analyzer import words
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
@@ -69,29 +71,49 @@ def _expression(expr: dict) -> str:
     return f"{key} {op} ({','.join(values)})"
 
 
-Requirement = tuple[str, Callable[[NodeView], bool], str]  # text, test, the nodeSelector key ("" for affinity)
+@dataclass(frozen=True, kw_only=True)
+class Requirement:
+    """One thing the pod's selection asks of a node: its words, its test, the nodeSelector key it reads ("" for
+    affinity), and the same as the node index takes it (a superset of the nodes that meet it, found fast)."""
+
+    text: str
+    test: Callable[[NodeView], bool]
+    key: str = ""
+    selector: tuple[tuple[str, str], ...] = ()
+    terms: list[dict] | None = None
+    pin: str = ""
 
 
 def _requirements(facts: PodFacts) -> list[Requirement]:
-    """What the pod's selection asks of a node, one requirement at a time: each nodeSelector pair, each
-    expression of a single required node-affinity term (several terms are alternatives: one requirement),
-    and the name of an attempt's spec.nodeName."""
-    reqs: list[Requirement] = [(f"{k}={v}", lambda n, k=k, v=v: n.labels.get(k) == v, k) for k, v in facts.node_selector]
+    """Each nodeSelector pair, each expression of a single required node-affinity term (several terms are
+    alternatives: one requirement), and the name of an attempt's spec.nodeName."""
+    reqs = [Requirement(text=f"{k}={v}", test=lambda n, k=k, v=v: n.labels.get(k) == v, key=k, selector=((k, v),))
+            for k, v in facts.node_selector]
     terms = facts.terms
     if terms is not None and len(terms) == 1:
-        exprs = [("matchExpressions", e) for e in terms[0].get("matchExpressions") or ()]
-        exprs += [("matchFields", e) for e in terms[0].get("matchFields") or ()]
-        for field_name, e in exprs:
+        exprs = [{"matchExpressions": [e]} for e in terms[0].get("matchExpressions") or ()]
+        exprs += [{"matchFields": [e]} for e in terms[0].get("matchFields") or ()]
+        for one in exprs:
+            field_name, (e,) = next(iter(one.items()))
             text = _expression(e).replace("metadata.name", "node name") if field_name == "matchFields" else _expression(e)
-            reqs.append((text, lambda n, one={field_name: [e]}: term_matches(one, n.labels, n.name), ""))
+            reqs.append(Requirement(text=text, test=lambda n, one=one: term_matches(one, n.labels, n.name), terms=[one]))
         if not exprs:
-            reqs.append(("an empty node-affinity term (it matches no node)", lambda n: False, ""))
+            reqs.append(Requirement(text="an empty node-affinity term (it matches no node)", test=lambda n: False))
     elif terms is not None:
-        reqs.append((f"one of the {len(terms)} required node-affinity terms",
-                     lambda n: any(term_matches(t, n.labels, n.name) for t in terms), ""))
+        reqs.append(Requirement(text=f"one of the {len(terms)} required node-affinity terms", terms=terms,
+                                test=lambda n: any(term_matches(t, n.labels, n.name) for t in terms)))
     if facts.pin:
-        reqs.append((f"the name {facts.pin} (spec.nodeName)", lambda n: n.name == facts.pin, ""))
+        reqs.append(Requirement(text=f"the name {facts.pin} (spec.nodeName)", test=lambda n: n.name == facts.pin,
+                                pin=facts.pin))
     return reqs
+
+
+def _meeting(req: Requirement, nodes: list[NodeView], cluster: Cluster) -> set[int]:
+    """The positions of the nodes that meet one requirement: the node index narrows (a DaemonSet pod's node name
+    is one look-up, not a pass over every node), the test decides."""
+    index = cluster.node_index
+    at = index.possible(req.selector, req.terms, req.pin) if index is not None else range(len(nodes))
+    return {i for i in at if req.test(nodes[i])}
 
 
 def _carried(key: str, nodes: list[NodeView]) -> str:
@@ -107,18 +129,21 @@ def _selector(funnel: FunnelResult, cluster: Cluster) -> str | None:
     reqs = _requirements(facts)
     if not reqs or not nodes:
         return None
-    missing = [[text for text, ok, _ in reqs if not ok(n)] for n in nodes]
-    unmet = [f"{text} ({_carried(key, nodes)})" if key else text
-             for text, _, key in reqs if all(text in m for m in missing)]
+    met = [_meeting(r, nodes, cluster) for r in reqs]
+    unmet = [f"{r.text} ({_carried(r.key, nodes)})" if r.key else r.text for r, m in zip(reqs, met) if not m]
     head = ("no node has " + "; none has ".join(unmet) if unmet
-            else "no node has " + " and ".join(text for text, _, _ in reqs) + " together")
-    # Nearest: the fewest requirements missing; among those, the nodes that offer what the pod asks for.
-    fewest = min(len(m) for m in missing)
-    near = [k for k, m in enumerate(missing) if len(m) == fewest]
+            else "no node has " + " and ".join(r.text for r in reqs) + " together")
+    # Nearest: the most requirements met; among those, the nodes that offer what the pod asks for.
+    counts = Counter(i for m in met for i in m)
+    most = max(counts.values(), default=0)
+    near = sorted(i for i, c in counts.items() if c == most) if most else list(range(len(nodes)))
     offering = [k for k in near if facts.extended and all(nodes[k].capacity.get(r, 0) > 0 for r in facts.extended)]
     near = offering or near
-    lacks = missing[near[0]]
-    alike = [nodes[k].name for k in near if missing[k] == lacks]
+
+    def lacking(k: int) -> list[str]:
+        return [r.text for r, m in zip(reqs, met) if k not in m]
+    lacks = lacking(near[0])
+    alike = [nodes[k].name for k in near if lacking(k) == lacks]
     only = "only " if len(reqs) > len(lacks) else ""
     return (f"fix the pod's nodeSelector/affinity, or label the node meant for it: {head}; nearest: "
             f"{_names(alike)}, lacking {only}{', '.join(lacks)}")
