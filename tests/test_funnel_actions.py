@@ -71,13 +71,26 @@ def test_cordoned_names_the_cordoned_nodes(tmp_path):
     assert action == "uncordon gpu-a, gpu-b (kubectl uncordon gpu-a) if the maintenance is over, or wait for it to end"
 
 
-def test_node_unhealthy_names_the_node_and_its_condition(tmp_path):
-    root = make_bundle(tmp_path, pods=[gpu_pod("trainer")], nodes=[under(gpu_node("gpu-a"), "DiskPressure")])
+def test_node_unhealthy_names_each_node_its_condition_and_what_repairs_it(tmp_path):
+    nodes = [under(gpu_node("gpu-a"), "DiskPressure"), under(gpu_node("gpu-b"), "NotReady")]
+    root = make_bundle(tmp_path, pods=[gpu_pod("trainer")], nodes=nodes)
     word, action, _ = _first_lines(root, "lab/trainer")
     assert word == "lab/trainer: node-unhealthy"
-    assert action.startswith("repair the node's condition, then its taint goes: gpu-a: "
-                             "node.kubernetes.io/disk-pressure:NoSchedule for DiskPressure=True")
-    assert action.endswith("; a toleration is not the fix")
+    assert action == ("free disk space (images, logs, emptyDir) on gpu-a (DiskPressure=True since 2026-11-29T18:02:41Z); "
+                      "bring the kubelet back (its runtime, network or connection to the API server) on gpu-b "
+                      "(Ready=False since 2026-11-29T18:02:41Z); a toleration is not the fix")
+
+
+def test_a_user_taint_a_cordon_and_a_condition_each_get_their_own_fix(tmp_path):
+    nodes = [gpu_node("gpu-a", taints=[dict(GPU_TAINT)]), cordon(gpu_node("gpu-b")),
+             under(gpu_node("gpu-c"), "MemoryPressure")]
+    root = make_bundle(tmp_path, pods=[gpu_pod("trainer")], nodes=nodes)
+    word, action, _ = _first_lines(root, "lab/trainer")
+    assert word == "lab/trainer: untolerated-taint"
+    assert action == ("add the toleration {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule} "
+                      "(gpu-a carries nvidia.com/gpu=present:NoSchedule) to the pod, or remove the taint from the node; "
+                      "or uncordon gpu-b (kubectl uncordon); or free memory on gpu-c (MemoryPressure=True since "
+                      "2026-11-29T18:02:41Z)")
 
 
 def test_allocatable_zero_names_the_node_and_the_resource():

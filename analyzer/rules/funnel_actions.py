@@ -19,12 +19,11 @@ from analyzer import words
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
 from analyzer.model import gpu_labels as gl
 from analyzer.model.matching import Taint, is_cordon_taint, term_matches, untolerated
-from analyzer.model.node_conditions import is_condition_taint
+from analyzer.model.node_conditions import CONDITION_TAINTS, is_condition_taint
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules.checks import PodFacts, is_cordoned
 from analyzer.rules.funnel_result import FunnelResult, StageResult
-from analyzer.rules.node_health import condition_taints
 from analyzer.rules.reason import Check, Removed, removed_positions
 from analyzer.text import some_names
 
@@ -164,11 +163,14 @@ def _toleration(t: Taint) -> str:
 def _taints(funnel: FunnelResult, cluster: Cluster) -> str | None:
     facts, stage = funnel.facts, funnel.last
     by_taint: dict[Taint, list[str]] = {}
-    unhealthy: dict[Taint, list[str]] = {}
+    unhealthy: dict[str, NodeView] = {}
     cordoned: list[str] = []
     for node in _removed(stage):
         for t in _blocking(facts, node):
-            (unhealthy if is_condition_taint(t) else by_taint).setdefault(t, []).append(node.name)
+            if is_condition_taint(t):
+                unhealthy[node.name] = node
+            else:
+                by_taint.setdefault(t, []).append(node.name)
         cordon_taint = any(map(is_cordon_taint, untolerated(node.taints, facts.tolerations)))
         if not facts.pin and (is_cordoned(facts, node) or cordon_taint):
             cordoned.append(node.name)
@@ -180,9 +182,8 @@ def _taints(funnel: FunnelResult, cluster: Cluster) -> str | None:
         parts.append(f"add the toleration {shown} to the pod, or remove the taint from the node")
     if cordoned:
         parts.append(f"uncordon {_names(cordoned)} (kubectl uncordon)")
-    if unhealthy:
-        parts.append("repair " + "; ".join(f"{_names(on)} ({t}: a condition, not a toleration, is the fix)"
-                                           for t, on in sorted(unhealthy.items(), key=lambda kv: -len(kv[1]))[:NAMED]))
+    if unhealthy:  # a condition taint: the condition is the fix, not a toleration
+        parts.extend(_condition_repairs(facts, list(unhealthy.values())))
     device = _groups(stage, Check.DEVICE_TAINT)
     if device:  # a claim's devices: the DRA check's text names the device and its taint
         parts.append("add the toleration to the claim's request, or remove the device taint: " +
@@ -206,13 +207,37 @@ def _cordoned(funnel: FunnelResult, cluster: Cluster) -> str | None:
     return (f"uncordon {_names(names)} (kubectl uncordon {names[0]}) if the maintenance is over, or wait for it to end")
 
 
+# What repairs each condition behind a condition taint (the node lifecycle controller's and the kubelet's taints,
+# model/node_conditions.CONDITION_TAINTS); the taint goes when the condition does.
+_REPAIR = {
+    "DiskPressure": "free disk space (images, logs, emptyDir) on",
+    "MemoryPressure": "free memory on",
+    "PIDPressure": "free process IDs on",
+    "NetworkUnavailable": "repair the network (CNI, routes) of",
+    "Ready": "bring the kubelet back (its runtime, network or connection to the API server) on",
+}
+
+
+def _condition_repairs(facts: PodFacts, nodes: list[NodeView]) -> list[str]:
+    """Per repair, the nodes it is for, each with its condition and since when."""
+    effects = (NO_EXECUTE,) if facts.pin else BLOCKING_EFFECTS  # spec.nodeName: the kubelet heeds only NoExecute
+    repairs: dict[str, dict[str, str]] = {}
+    for node in nodes:
+        for t in untolerated(node.taints, facts.tolerations, effects):
+            kind = CONDITION_TAINTS.get(t.key)
+            if kind is None:
+                continue
+            seen = next((c for c in node.conditions if c.type == kind), None) if kind else None
+            said = (f"{seen.type}={seen.status or '?'}" + (f" since {seen.since}" if seen.since else "") if seen
+                    else "out of service, set by an operator" if not kind else f"taint {t}")
+            repair = _REPAIR.get(kind, "finish the recovery, then remove the out-of-service taint from")
+            repairs.setdefault(repair, {}).setdefault(node.name, said)  # not-ready's two taints: one condition
+    return [f"{repair} {_names([f'{n} ({said})' for n, said in on.items()])}" for repair, on in repairs.items()]
+
+
 def _unhealthy(funnel: FunnelResult, cluster: Cluster) -> str | None:
-    removed = _removed(funnel.last)
-    if not removed:
-        return None
-    shown = "; ".join(f"{n.name}: {', '.join(condition_taints(funnel.facts, n))}" for n in removed[:NAMED])
-    more = f" (+{len(removed) - NAMED} more nodes)" if len(removed) > NAMED else ""
-    return f"repair the node's condition, then its taint goes: {shown}{more}; a toleration is not the fix"
+    repairs = _condition_repairs(funnel.facts, _removed(funnel.last))
+    return "; ".join(repairs) + "; a toleration is not the fix" if repairs else None
 
 
 # -- what the node has: allocatable-zero, no-gpu-node, resource-name-mismatch -------------------
