@@ -131,3 +131,14 @@ def test_a_daemonset_pod_whose_node_is_gone_names_the_node_its_affinity_asks_for
     assert word == "lab/agent: selector-mismatch"
     assert action == ("fix the pod's nodeSelector/affinity, or label the node meant for it: no node has node name in "
                       "(gpu-gone); nearest: gpu-a, gpu-b, lacking node name in (gpu-gone)")
+
+
+def test_no_gpu_node_among_cpu_nodes_only_asks_for_a_gpu_node_not_a_device_plugin(tmp_path):
+    """A node with no GPU capacity and no GPU label is a CPU node (model/gpu_labels.cpu_node)."""
+    cpu = gpu_node("cpu-a", base="gpu-noplugin")
+    cpu["metadata"]["labels"] = {k: v for k, v in cpu["metadata"]["labels"].items() if not k.startswith("nvidia.com/")}
+    root = make_bundle(tmp_path, pods=[gpu_pod("trainer")], nodes=[cpu])
+    word, action, _ = _first_lines(root, "lab/trainer")
+    assert word == "lab/trainer: no-gpu-node"
+    assert action == ("add a node that has the GPU (or a node group that makes one): no candidate advertises "
+                      "nvidia.com/gpu and none is labelled as a GPU node")

@@ -6,7 +6,7 @@ and the GPU-labelled nodes that do not advertise it (`no-gpu-node`); the name th
 (`resource-name-mismatch`). A word this module cannot name objects for keeps the contract's own action.
 
 Made once per funnel, as its reason is (pods of one shape share a funnel): the last stage's removed nodes are
-read, and for `selector-mismatch` every node once.
+read, and for `selector-mismatch` the nodes the node index finds for each requirement.
 """
 
 from __future__ import annotations
@@ -271,8 +271,9 @@ def _advertised(funnel: FunnelResult, cluster: Cluster) -> str | None:
                          f"{_verb(gpu_labelled, 'labelled as a GPU node, it advertises', 'labelled as GPU nodes, they advertise')}"
                          f" no {what}, and no candidate does")
         else:
-            parts.append(f"no candidate advertises {what} and none is labelled as a GPU node: add a node with the "
-                         f"GPU (or a node group that makes one), or install its device plugin")
+            # A CPU node is what it is (gpu_labels.cpu_node): no device plugin to restore there.
+            parts.append(f"add a node that has the GPU (or a node group that makes one): no candidate advertises {what}"
+                         f" and none is labelled as a GPU node")
     dra = _groups(funnel.last, Check.NO_DEVICES)
     if dra:
         parts.append("restore the DRA driver that publishes the devices: " +
