@@ -44,7 +44,8 @@ def _bundle(tmp: Path) -> Path:
                         "status": {"state": {"phase": "Pending"}, "minAvailable": 2}}],
         KAI_QUEUES: [{"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
                       "metadata": {"name": "team-a", "creationTimestamp": "2026-11-29T16:00:00Z"},
-                      "spec": {"parentQueue": "default", "resources": {"gpu": {"quota": 4, "limit": 8}}}}],
+                      "spec": {"parentQueue": "default", "resources": {"gpu": {"quota": 4, "limit": 8}}},
+                      "status": {"childQueues": ["team-a-dev", "team-a-prod"]}}],
         KAI_PODGROUPS: [{"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
                          "metadata": {"name": "pg-kai", "namespace": "lab", "creationTimestamp": "2026-12-01T23:00:00Z"},
                          "spec": {"minMember": 1, "queue": "team-a"}, "status": {"phase": "Pending"}}],
@@ -76,6 +77,11 @@ def test_simple_jsonpaths_as_the_api_server_evaluates_them():
                 {"metadata": {"creationTimestamp": "2026-12-01T23:20:00Z"}}, now) == "10m"
     assert cell(PrinterColumn(name="Age", json_path=".metadata.creationTimestamp", type="date"),
                 {"metadata": {"creationTimestamp": "yesterday"}}, now) == "<invalid>"
+    # A list or map under a `string` column prints as Go's fmt prints the decoded JSON (KAI's Children).
+    children = PrinterColumn(name="Children", json_path=".status.childQueues")
+    assert cell(children, {"status": {"childQueues": ["team-a-dev", "team-a-prod"]}}, now) == "[team-a-dev team-a-prod]"
+    assert cell(PrinterColumn(name="R", json_path=".status.resources"), {"status": {"resources": {"gpu": 8, "cpu": "4"}}},
+                now) == "map[cpu:4 gpu:8]"
     assert cell(PrinterColumn(name="Weight", json_path=".spec.weight", type="integer"), {"spec": {}}, now) is None
     assert cell(PrinterColumn(name="Weight", json_path=".spec.weight", type="integer"), {"spec": {"weight": "x"}}, now) is None
 
@@ -114,6 +120,6 @@ def test_kubectl_get_shows_each_crds_printer_columns(kubectl: str, tmp_path: Pat
         # KAI: the Queue's four columns; its PodGroup's CRD declares none, so the server gives Age alone.
         header, rows = _rows(replay.kubectl("get", KAI_QUEUES.resource).stdout)
         assert (header, rows) == (["NAME", "PRIORITY", "PARENT", "CHILDREN", "DISPLAYNAME"],
-                                  [["team-a", "", "default", "", ""]])
+                                  [["team-a", "", "default", "[team-a-dev team-a-prod]", ""]])
         header, rows = _rows(replay.kubectl("get", KAI_PODGROUPS.resource, "-n", "lab").stdout)
         assert (header, rows) == (["NAME", "AGE"], [["pg-kai", "30m"]])
