@@ -12,10 +12,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+from datetime import timedelta
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
+
+if TYPE_CHECKING:  # the server (aiohttp) is imported only when a command runs
+    from analyzer.replay.server import ReplayServer
 
 ANY_ADDRESS_FLAG = "--listen-any-address-i-know-this-exposes-the-bundle"
 CONTEXT = "gpu-triage-replay"
@@ -48,7 +52,7 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: bool = True):  # type: ignore[no-untyped-def]
+def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: bool = True) -> ReplayServer:
     """Load the bundle, add the cause annotations, start the server. Returns the ReplayServer."""
     from analyzer.replay import clock
     from analyzer.replay.annotate import annotate
@@ -80,7 +84,7 @@ def start_replay(bundle: Path, *, port: int, any_address: bool, with_causes: boo
     return server
 
 
-def _span(by) -> str:  # type: ignore[no-untyped-def]
+def _span(by: timedelta) -> str:
     from analyzer.replay.humantime import human_duration
 
     return human_duration(by.total_seconds())

@@ -1,10 +1,8 @@
-"""Server-side Table rows for the storage kinds and the queue CRDs, as the real API server serves them.
+"""Server-side Table rows for the storage kinds, as the real API server serves them.
 
 Built-in kinds: kubernetes pkg/printers/internalversion/printers.go (persistentVolumeColumnDefinitions,
-persistentVolumeClaimColumnDefinitions, storageClassColumnDefinitions, volumeAttachmentColumnDefinitions and
-their print functions). Custom resources: the CRD's additionalPrinterColumns (kubernetes-sigs/kueue
-config/components/crd/bases/kueue.x-k8s.io_{workloads,localqueues,clusterqueues}.yaml); a `date` column is
-served as an age, as apiextensions' tableconvertor does.
+persistentVolumeClaimColumnDefinitions, storageClassColumnDefinitions, volumeAttachmentColumnDefinitions,
+csiNodeColumnDefinitions, csiDriverColumnDefinitions, csiStorageCapacityColumnDefinitions and their print functions). The custom resources' columns are in replay/crd_tables.py.
 """
 
 from __future__ import annotations
@@ -12,8 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from analyzer.bundle.catalog import (CLUSTERQUEUES, LOCALQUEUES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES,
-                                     STORAGECLASSES, VOLUMEATTACHMENTS, WORKLOADS)
+from analyzer.bundle.catalog import (CSIDRIVERS, CSINODES, CSISTORAGECAPACITIES, PERSISTENTVOLUMECLAIMS, PERSISTENTVOLUMES,
+                                     STORAGECLASSES, VOLUMEATTACHMENTS)
 from analyzer.replay.cells import Column, Row, age, as_dict, as_list, as_str, column, dig
 
 NAME = ("Name", "string", 0)
@@ -79,32 +77,20 @@ def volumeattachment_row(va: dict, now: datetime) -> Row:
             dig(va, "status", "attached") is True, age(va, now)]
 
 
-def _condition(item: dict, kind: str) -> str:
-    """A CRD column `.status.conditions[?(@.type=='X')].status`."""
-    return next((as_str(as_dict(c).get("status")) for c in as_list(dig(item, "status", "conditions"))
-                 if as_dict(c).get("type") == kind), "")
+def _flag(value: object, default: bool) -> bool:
+    return value if isinstance(value, bool) else default
 
 
-def _count(value: object) -> object:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def workload_row(w: dict, now: datetime) -> Row:
-    return [as_str(dig(w, "metadata", "name")), as_str(dig(w, "spec", "queueName")),
-            as_str(dig(w, "status", "admission", "clusterQueue")), _condition(w, "Admitted"), _condition(w, "Finished"),
-            age(w, now)]
-
-
-def localqueue_row(q: dict, now: datetime) -> Row:
-    return [as_str(dig(q, "metadata", "name")), as_str(dig(q, "spec", "clusterQueue")),
-            _count(dig(q, "status", "pendingWorkloads")), _count(dig(q, "status", "admittedWorkloads")), age(q, now)]
-
-
-def clusterqueue_row(q: dict, now: datetime) -> Row:
-    # The cohort is spec.cohort in v1beta1 and spec.cohortName in v1beta2: whichever the object carries.
-    cohort = as_str(dig(q, "spec", "cohortName")) or as_str(dig(q, "spec", "cohort"))
-    return [as_str(dig(q, "metadata", "name")), cohort, as_str(dig(q, "spec", "queueingStrategy")),
-            _count(dig(q, "status", "pendingWorkloads")), _count(dig(q, "status", "admittedWorkloads")), age(q, now)]
+def csidriver_row(d: dict, now: datetime) -> Row:
+    """printCSIDriver: the API's defaults where unset (attachRequired true), `<unset>` without tokenRequests,
+    `<none>` without volumeLifecycleModes."""
+    spec = as_dict(d.get("spec"))
+    tokens = spec.get("tokenRequests")
+    audiences = ",".join(as_str(as_dict(t).get("audience")) for t in as_list(tokens)) if tokens is not None else "<unset>"
+    modes = ",".join(as_str(m) for m in as_list(spec.get("volumeLifecycleModes"))) or "<none>"
+    return [as_str(dig(d, "metadata", "name")), _flag(spec.get("attachRequired"), True),
+            _flag(spec.get("podInfoOnMount"), False), _flag(spec.get("storageCapacity"), False), audiences,
+            _flag(spec.get("requiresRepublish"), False), modes, age(d, now)]
 
 
 STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
@@ -118,10 +104,13 @@ STORAGE_TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] 
                            column("AllowVolumeExpansion"), AGE], storageclass_row),
     VOLUMEATTACHMENTS.name: ([NAME, column("Attacher"), column("PV"), column("Node"), column("Attached", "boolean"), AGE],
                              volumeattachment_row),
-    WORKLOADS.name: ([NAME, column("Queue"), column("Reserved in"), column("Admitted"), column("Finished"), AGE],
-                     workload_row),
-    LOCALQUEUES.name: ([NAME, column("ClusterQueue"), column("Pending Workloads", "integer"),
-                        column("Admitted Workloads", "integer"), AGE], localqueue_row),
-    CLUSTERQUEUES.name: ([NAME, column("Cohort"), column("Strategy", priority=1), column("Pending Workloads", "integer"),
-                          column("Admitted Workloads", "integer", priority=1), AGE], clusterqueue_row),
+    CSINODES.name: ([NAME, column("Drivers", "integer"), AGE],
+                    lambda n, now: [as_str(dig(n, "metadata", "name")), len(as_list(dig(n, "spec", "drivers"))), age(n, now)]),
+    CSIDRIVERS.name: ([NAME, column("AttachRequired", "boolean"), column("PodInfoOnMount", "boolean"),
+                       column("StorageCapacity", "boolean"), column("TokenRequests"), column("RequiresRepublish", "boolean"),
+                       column("Modes"), AGE], csidriver_row),
+    # No Age column: printers.go gives CSIStorageCapacity none.
+    CSISTORAGECAPACITIES.name: ([NAME, column("StorageClassName"), column("Capacity")],
+                                lambda c, now: [as_str(dig(c, "metadata", "name")), as_str(c.get("storageClassName")),
+                                                as_str(c.get("capacity")) or "<unset>"]),
 }

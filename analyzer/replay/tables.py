@@ -17,6 +17,8 @@ from analyzer.replay.store import parse_time
 from analyzer.replay.cells import (Column, Row, age, as_dict, as_int, as_list, as_str, column, dig, format_label_selector,
                                    format_labels, layout_container_cells, template_containers)
 from analyzer.replay.pod_table import pod_row
+from analyzer.replay.admission_tables import ADMISSION_TABLES
+from analyzer.replay.crd_tables import CRD_TABLES
 from analyzer.replay.storage_tables import STORAGE_TABLES
 
 
@@ -216,6 +218,8 @@ TABLES: dict[str, tuple[list[Column], Callable[[dict, datetime], Row]]] = {
 
 
 TABLES.update(STORAGE_TABLES)
+TABLES.update(CRD_TABLES)
+TABLES.update(ADMISSION_TABLES)
 
 # A kind without its own columns is listed as kubectl lists a custom resource with no printer columns.
 DEFAULT_TABLE: tuple[list[Column], Callable[[dict, datetime], Row]] = ([NAME, AGE], _name_age)

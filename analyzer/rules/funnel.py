@@ -38,6 +38,7 @@ from analyzer.rules.checks import (
 )
 from analyzer.rules.columnar import Judged
 from analyzer.rules.filter_columns import vector_stage
+from analyzer.rules.funnel_actions import funnel_action
 from analyzer.rules.funnel_result import FunnelResult, StageResult
 from analyzer.rules.in_use import check_in_use, in_use_applies
 from analyzer.rules.interpod import check_interpod, interpod_applies
@@ -276,7 +277,7 @@ def decide(case: Case) -> Decision | None:
                                f"could not be judged: {relevant[0].finding}")
     if funnel.word == words.NODE_UNHEALTHY:
         ev.update(node_health.evidence(facts, funnel.last))
-    return Decision(word=funnel.word, reason=funnel_reason(funnel))
+    return Decision(word=funnel.word, reason=funnel_reason(funnel), action=funnel_action(funnel, c))
 
 
 @prose.says("requests")

@@ -70,6 +70,7 @@ class FunnelResult:
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_at: np.ndarray | None = None  # positions of the nodes that entered the fit stage
     reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
+    action: str | None = None  # the next action, made once ("": the word's own; rules/funnel_actions.py)
     _fit_names: list[str] | None = field(default=None, repr=False, compare=False)
 
     @property
