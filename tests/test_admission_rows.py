@@ -308,6 +308,8 @@ def test_webhook_matching_every_namespace_blocks_every_pod_and_the_report_says_s
     assert {got[KEY].word, got["lab/quota-exceeded"].word} == {"admission-unavailable"}
     proc = run_cli("analyze", root, "--manifest", str(_m41(tmp_path)))
     assert "policy.example.com" in proc.stderr and "every namespace" in proc.stderr
+    proc = run_cli("nodes", root)
+    assert "policy.example.com" in proc.stderr and "every namespace" in proc.stderr
     proc = run_cli("report", root, "-o", "markdown", "--file", str(tmp_path / "r.md"))
     assert proc.returncode in (0, 1), proc.stderr
     assert "policy.example.com" in (tmp_path / "r.md").read_text()

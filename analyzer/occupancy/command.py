@@ -39,6 +39,9 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
     out.flush()
     for line in analysis.changed:
         err.write(f"gpu-triage: warning: {printable(line)}\n")
+    # A webhook refusing every pod in every namespace: no node in the picture can get a new pod until it is back.
+    for line in analysis.notes:
+        err.write(f"gpu-triage: note: {printable(line)}\n")
     for line in problem_lines(occ.problems):
         err.write(line + "\n")
     if occ.problems:
