@@ -113,6 +113,9 @@ class NodeRow:
     states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
     resources: tuple[ResourceBar, ...]
     not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (rows 7-10)
+    # The node's GPUs as a sharing scheduler (HAMi, Volcano vGPU) counts them, one sentence per card, and first why
+    # it sees no device here when it does not
+    shared_cards: tuple[str, ...] = ()
 
     @property
     def broken(self) -> bool:
