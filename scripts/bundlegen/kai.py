@@ -50,14 +50,15 @@ GPU_GROUP = "runai-gpu-group"
 VERSION = "v0.9.3"
 IMAGES = "ghcr.io/nvidia/kai-scheduler"
 TRAIN_IMAGE = "nvcr.io/nvidia/pytorch:24.10-py3"
-# The operator's Deployments in namespace kai-scheduler: (name, image name, arguments)
+# The operator's Deployments in namespace kai-scheduler: (name, image name, arguments as the operator passes them:
+# pkg/operator/operands/binder/resources.go, pod_grouper/resources.go, scheduler/resources_for_shard.go buildArgsList)
 DEPLOYMENTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("admission", "admission", ()),
-    ("binder", "binder", (f"--scheduler-name={SCHEDULER}", f"--resource-reservation-namespace={RESERVATION_NS}")),
+    ("binder", "binder", ("--scheduler-name", SCHEDULER, "--resource-reservation-namespace", RESERVATION_NS)),
     ("kai-operator", "operator", ()),
     ("kai-scheduler-default", "scheduler", ("--scheduler-conf=/etc/config/config.yaml", f"--scheduler-name={SCHEDULER}",
                                             f"--namespace={NAMESPACE}", "--leader-elect=true")),
-    ("pod-grouper", "podgrouper", (f"--scheduler-name={SCHEDULER}",)),
+    ("pod-grouper", "podgrouper", ("--scheduler-name", SCHEDULER)),
     ("podgroup-controller", "podgroupcontroller", ()),
     ("queue-controller", "queuecontroller", ()),
 )
@@ -214,8 +215,7 @@ class KaiWorld:
                 self.extras.append(((LAB_NS, pod_name(name)), pod))
             g.truth[f"{LAB_NS}/{pod_name(name)}"] = word
 
-        # The messages of the two quota refusals are written with the Queues (scripts/generate_kai.py), when what the
-        # department holds is known.
+        # The two quota refusals get KAI's messages in rest(), when what the department holds is known.
         add(f"finetune-over-limit-{k}", "queue-quota", queue=LAB_QUEUE, preemptible=True, gpus=2)
         add(f"serve-eval-over-quota-{k}", "queue-quota", queue=LAB_QUEUE, preemptible=False, gpus=2)
         add(f"sweep-old-queue-{k}", "queue-misconfigured", queue=GONE_QUEUE, preemptible=True,
@@ -235,9 +235,8 @@ class KaiWorld:
                         annotations={"karpenter.sh/do-not-disrupt": "true"},
                         container={"name": "resource-reservation", "image": image, "imagePullPolicy": "IfNotPresent",
                                    "resources": {"limits": {GPU: "1"}, "requests": {GPU: "1"}}})
-        res["spec"]["serviceAccountName"] = RESERVATION_NS
-        res["spec"]["runtimeClassName"] = "nvidia"
-        res["status"] = {"phase": "Pending", "qosClass": "BestEffort", "hostIP": "", "startTime": created,
+        res["spec"]["serviceAccountName"] = RESERVATION_NS  # (no runtimeClassName: the bundle's is nvidia-cdi)
+        res["status"] = {"phase": "Pending", "qosClass": "BestEffort", "startTime": created,
                          "containerStatuses": [{"image": image, "imageID": "", "lastState": {}, "name": "resource-reservation",
                                                 "ready": False, "restartCount": 0, "started": False,
                                                 "state": {"waiting": {"reason": "ImagePullBackOff",
