@@ -59,3 +59,16 @@ def test_the_report_says_each_shared_card_in_prose(tmp_path: Path) -> None:
                 "ago") in text, fmt
         assert "HAMi sees no device on this node: handshake" in text
         assert '"memory_mib"' not in text and "{'" not in text  # prose, not JSON
+
+
+def test_an_unreadable_registration_is_one_entry_saying_why(tmp_path: Path) -> None:
+    root = _hami_bundle(tmp_path, register="garbage")
+    doc = json.loads(run_cli("nodes", root, "-o", "json").stdout)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    (card,) = doc["shared_gpus"]
+    assert card["card"] == "-" and card["healthy"] is False and "unreadable" in card["problem"]
+    page = tmp_path / "report.md"
+    run_cli("report", root, "-o", "markdown", "--file", page, check=True)
+    text = page.read_text()
+    assert "HAMi sees no device on this node: hami.io/node-nvidia-register unreadable" in text
+    assert "HAMi card -" not in text
