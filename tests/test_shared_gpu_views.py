@@ -72,3 +72,15 @@ def test_an_unreadable_registration_is_one_entry_saying_why(tmp_path: Path) -> N
     text = page.read_text()
     assert "HAMi sees no device on this node: hami.io/node-nvidia-register unreadable" in text
     assert "HAMi card -" not in text
+
+
+def test_idle_cards_alike_are_one_sentence_naming_each(tmp_path: Path) -> None:
+    """A fresh handshake, the recording's filler-a holding 3 cards, filler-c the fourth: with filler-a's allocation
+    gone, three cards are idle and read as one sentence; the held one keeps its own."""
+    root = _hami_bundle(tmp_path, allocation="")
+    page = tmp_path / "report.md"
+    run_cli("report", root, "-o", "markdown", "--file", page, check=True)
+    text = page.read_text()
+    assert (f"HAMi 3 cards {CARDS[0]}, {CARDS[1]}, {CARDS[2]} (NVIDIA-NVIDIA A100-SXM4-40GB): nothing held, 40960 MiB "
+            "and 100% cores free each, 0 of 10 shares used; healthy; handshake 7 s ago") in text
+    assert f"HAMi card {CARDS[3]} (NVIDIA-NVIDIA A100-SXM4-40GB): memory 36000 MiB used" in text

@@ -336,19 +336,28 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
 
 def shared_lines(cards: Iterable[Any]) -> tuple[str, ...]:
     """A node's shared cards (occupancy SharedCard) in prose: the scheduler's problem with the node once, then per
-    card its memory and cores used and free, the split count used, health, and the handshake's age."""
+    card its memory and cores used and free, the split count used, health, and the handshake's age. Healthy cards
+    nothing holds, alike, are one sentence naming each (a node of 8 idle cards reads as one line, not 8)."""
     out: list[str] = []
+    idle: dict[tuple, list[str]] = {}
     for c in cards:
         if c.problem and not out:
             out.append(_clip(f"{c.scheduler} sees no device on this node: {c.problem}"))
         if c.card == "-":
             continue
         age = "" if c.handshake_age is None else f"; handshake {c.handshake_age} s ago"
+        if c.healthy and not c.pods and not c.memory_used and not c.cores_used and not c.shares_used:
+            idle.setdefault((c.scheduler, c.type, c.memory, c.cores, c.shares, age), []).append(c.card)
+            continue
         held = f" (by {some_names(list(c.pods), MAX_HOLDERS)})" if c.pods else ""
         out.append(_clip(f"{c.scheduler} card {c.card} ({c.type}): memory {c.memory_used} MiB used, {c.memory_free} MiB "
                          f"free of {c.memory} MiB; cores {c.cores_used}% used, {c.cores_free}% free; "
                          f"{c.shares_used} of {c.shares} shares used{held}; "
                          f"{'healthy' if c.healthy else 'unhealthy'}{age}"))
+    for (scheduler, kind, memory, cores, shares, age), names in idle.items():
+        which = f"card {names[0]}" if len(names) == 1 else f"{len(names)} cards {', '.join(names)}"
+        out.append(_clip(f"{scheduler} {which} ({kind}): nothing held, {memory} MiB and {cores}% cores free"
+                         f"{' each' if len(names) > 1 else ''}, 0 of {shares} shares used; healthy{age}"))
     return tuple(out)
 
 
