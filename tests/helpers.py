@@ -120,6 +120,15 @@ def generate(out: Path, *, nodes: int, pods: int, seed: int, truth: Path | None 
     return out
 
 
+def assert_answers_are_the_truth(bundle: Path, lines: list[str]) -> None:
+    """`analyze -o words` gives exactly the truth file's lines (sorted: the analyzer prints in pods.json order), and
+    the bundle is valid."""
+    result = run_cli("analyze", bundle, "-o", "words")
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == lines
+    assert run_cli("validate", bundle).returncode == 0
+
+
 def generate_with_truth(root: Path, option: str) -> tuple[Path, Path]:
     """A small generated bundle (40 nodes, 600 pods, seed 3) with one of the generator's worlds (`--dra`,
     `--kueue` …) and its `--truth` file: (bundle, truth)."""

@@ -102,6 +102,42 @@ def test_a_podgroup_naming_itself_as_its_queue_and_a_looping_parent_are_findings
     assert v2.word == w.QUEUE_MISCONFIGURED and "loops" in v2.reason
 
 
+def test_a_queue_naming_itself_as_its_parent_and_a_longer_cycle_are_queue_misconfigured(tmp_path: Path) -> None:
+    """KAI walks parentQueue up to the root (max_allowed_check.go): a queue that is its own parent, or a cycle of
+    three, never reaches one. Named as a user can fix it, never a traceback."""
+    root = _kai(tmp_path, queues=[_queue("a", parent="a")], podgroups=[_podgroup("pg-train", "a")])
+    v = analyse_dir(root)["lab/kai-train"]
+    assert v.word == w.QUEUE_MISCONFIGURED and "Queue a names itself as its parent" in v.reason, v.reason
+    cycle = [_queue("team", parent="b"), _queue("b", parent="c"), _queue("c", parent="b")]
+    root2 = _kai(tmp_path / "cycle", queues=cycle, podgroups=[_podgroup("pg-train", "team")])
+    r = run_cli("why", root2, "lab/kai-train", "--explain")
+    assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr
+    assert "queue-misconfigured" in r.stdout and "(b -> c -> b)" in r.stdout
+
+
+def test_a_negative_quota_or_limit_is_a_finding_and_admits_nothing(tmp_path: Path) -> None:
+    """KAI compares a limit (and, for a non-preemptible job, a quota) as it stands, -1 alone meaning unlimited
+    (max_allowed_check.go isOverLimit, quota_check.go), and its Queue webhook does not refuse a negative one
+    (queue_webhook.go): no job ever fits, so the queue is misconfigured, not full; the value is a finding naming
+    the file and JSON path (exit 2)."""
+    limit = _queue("team-a", gpu={"quota": 1, "limit": -5, "overQuotaWeight": 1})
+    root = _kai(tmp_path, queues=[limit], podgroups=[_podgroup("pg-train", "team-a")])
+    v = analyse_dir(root)["lab/kai-train"]
+    assert v.word == w.QUEUE_MISCONFIGURED and "gpu limit is -5 GPU" in v.reason, v.reason
+    r = run_cli("why", root, "lab/kai-train")
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    assert "queues.scheduling.run.ai.json: $.items[0].spec.resources.gpu.limit" in r.stderr and "-5" in r.stderr
+    quota = _queue("team-a", gpu={"quota": -3, "limit": 8, "overQuotaWeight": 1})
+    root2 = _kai(tmp_path / "np", queues=[quota],
+                 podgroups=[_podgroup("pg-train", "team-a", preemptibility="non-preemptible")])
+    v2 = analyse_dir(root2)["lab/kai-train"]
+    assert v2.word == w.QUEUE_MISCONFIGURED and "gpu quota is -3 GPU" in v2.reason, v2.reason
+    # A preemptible job is capped by the limit alone: the negative quota is only the finding.
+    root3 = _kai(tmp_path / "p", queues=[quota], podgroups=[_podgroup("pg-train", "team-a")])
+    assert analyse_dir(root3)["lab/kai-train"].word not in (w.QUEUE_MISCONFIGURED, w.QUEUE_QUOTA)
+    assert run_cli("validate", root3).returncode == 1
+
+
 def test_a_hostile_queue_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
     """An unreadable Queue is not a missing one: insufficient-evidence naming where it is, exit status 2."""
     for i, bad in enumerate((_queue("team-a", allocated={"nvidia.com/gpu": "lots"}),

@@ -111,6 +111,18 @@ def _said(status: dict) -> str:
     return ""
 
 
+def negative(value: float) -> bool:
+    """A quota or limit below zero other than -1: KAI compares it as it stands (max_allowed_check.go isOverLimit,
+    quota_check.go), so no job ever fits under it; its Queue webhook does not refuse it (queue_webhook.go)."""
+    return value < 0 and value != UNLIMITED
+
+
+def _negative(file: str, path: str, q: KaiQueue) -> list[tuple[str, str, str]]:
+    return [(file, f"{path}.{r}.{what}", f"{value:g}: negative, and not -1 (unlimited)")
+            for r, share in q.shares.items() for what, value in (("quota", share.quota), ("limit", share.limit))
+            if negative(value)]
+
+
 def build_kai(loaded: Loaded) -> Kai:
     k = Kai()
     for kind in KAI:
@@ -135,6 +147,7 @@ def build_kai(loaded: Loaded) -> Kai:
                         name=meta["name"], parent=str(spec.get("parentQueue") or ""), shares=_shares(spec),
                         allocated=_allocated(status, "allocated"),
                         allocated_non_preemptible=_allocated(status, "allocatedNonPreemptible"), source=path)
+                    k.findings += _negative(doc.file, f"{doc.item_path(i)}.spec.resources", k.queues[meta["name"]])
                 else:
                     k.podgroups[(meta["namespace"], meta["name"])] = KaiPodGroup(
                         namespace=meta["namespace"], name=meta["name"], queue=str(spec.get("queue") or ""),

@@ -80,7 +80,8 @@ def _shared(world: "VgpuWorld | None") -> tuple[SharedCard, ...]:
                 out.append(SharedCard(node=node, scheduler=vendor, card=u.card.uuid, type=u.card.type,
                                       memory=u.card.memory, memory_free=u.free_memory, cores=u.card.cores,
                                       cores_free=u.free_cores, shares=u.card.split, shares_used=u.count,
-                                      healthy=u.card.healthy, handshake_age=reg.handshake_age, problem=reg.problem))
+                                      healthy=u.card.healthy, handshake_age=reg.handshake_age, problem=reg.problem,
+                                      pods=tuple(u.pods)))
             if not reg.cards:
                 out.append(SharedCard(node=node, scheduler=vendor, card="-", type="-", memory=0, memory_free=0, cores=0,
                                       cores_free=0, shares=0, shares_used=0, healthy=False,

@@ -130,6 +130,15 @@ class SharedCard:
     healthy: bool
     handshake_age: int | None  # seconds before the bundle's time (HAMi's handshake; None: no time or not HAMi)
     problem: str  # why the scheduler sees no device on the node ("" when it does)
+    pods: tuple[str, ...] = ()  # the bound pods (ns/name) whose allocation holds part of the card
+
+    @property
+    def memory_used(self) -> int:
+        return self.memory - self.memory_free
+
+    @property
+    def cores_used(self) -> int:
+        return self.cores - self.cores_free
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,4 +170,10 @@ class Occupancy:
         return Occupancy(rows=tuple(r for r in self.rows if keep(r.resource)),
                          pools=tuple(p for p in self.pools if keep(p.resource)),
                          pending={k: v for k, v in self.pending.items() if keep(k)}, problems=self.problems,
-                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)}, not_started=self.not_started)
+                         unmatched={k: v for k, v in self.unmatched.items() if keep(k)}, not_started=self.not_started,
+                         shared=self._shared_on({r.node for r in self.rows if keep(r.resource)}))
+
+    def _shared_on(self, nodes: set[str]) -> tuple[SharedCard, ...]:
+        """The shared cards of the nodes a filtered picture keeps: a card is the scheduler's view of the node's GPUs,
+        whichever of the node's resource names the filter kept."""
+        return tuple(c for c in self.shared if c.node in nodes)

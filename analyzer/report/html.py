@@ -301,6 +301,7 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
         w("<tr>")
         if i == 0:
             stuck = "".join(f'<br><span class="state bad">not started: {_e(p)}</span>' for p in node.not_started)
+            stuck += "".join(f'<br><span class="muted">{_e(line)}</span>' for line in node.shared_cards)
             w(f'<td class="nn"{rs}>{_e(node.name)}</td><td class="st"{rs}>{states or READY}{stuck}</td>')
         sharing = f' <span class="muted">({_e(bar.sharing)})</span>' if bar.sharing else ""
         w(f"<td class=\"rs\"><code>{_e(_resource(bar.resource))}</code>{sharing}</td><td>{_bar(bar)}</td>{_numbers(bar)}"

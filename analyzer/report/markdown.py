@@ -236,6 +236,13 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
       "|---|---|---|---|--:|--:|--:|---|---|\n")
     for node in pool.nodes[: level.nodes]:
         _node(node, w)
+    shown = [n for n in pool.nodes[: level.nodes] if n.shared_cards]
+    if shown:
+        w("\nGPUs shared by a scheduler, per card as it counts them:\n\n")
+        for node in shown:
+            w(f"- {_m(node.name)}: " + "; ".join(_m(line) for line in node.shared_cards[:1]) + "\n")
+            for line in node.shared_cards[1:]:
+                w(f"  - {_m(line)}\n")
     hidden = pool.nodes[level.nodes:]
     if hidden:
         free = sum(b.usable for n in hidden for b in n.resources)

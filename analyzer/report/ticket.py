@@ -303,6 +303,9 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
     for r in occupancy.rows:
         by_node.setdefault(r.node, []).append(r)
     pools: dict[str, list[NodeRow]] = {}
+    cards: dict[str, list] = {}
+    for card in occupancy.shared:
+        cards.setdefault(card.node, []).append(card)
     for node, rows in by_node.items():
         first = rows[0]
         states = [_NODE_STATES[s] for s in first.states if s in _NODE_STATES]
@@ -320,7 +323,7 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:MAX_HOLDERS])
         pool = first.pool if first.pool != "-" else "(no pool label)"
         pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars,
-                                                  not_started=stuck))
+                                                  not_started=stuck, shared_cards=shared_lines(cards.get(node, ()))))
     out = [Pool(name=name, nodes=tuple(nodes)) for name, nodes in pools.items()]
     out.sort(key=lambda p: (p.name == "(no pool label)", p.name))
     note = None
@@ -329,6 +332,33 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
     elif not out:
         note = "no node offers or looks like it should offer an accelerator resource"
     return out, note
+
+
+def shared_lines(cards: Iterable[Any]) -> tuple[str, ...]:
+    """A node's shared cards (occupancy SharedCard) in prose: the scheduler's problem with the node once, then per
+    card its memory and cores used and free, the split count used, health, and the handshake's age. Healthy cards
+    nothing holds, alike, are one sentence naming each (a node of 8 idle cards reads as one line, not 8)."""
+    out: list[str] = []
+    idle: dict[tuple, list[str]] = {}
+    for c in cards:
+        if c.problem and not out:
+            out.append(_clip(f"{c.scheduler} sees no device on this node: {c.problem}"))
+        if c.card == "-":
+            continue
+        age = "" if c.handshake_age is None else f"; handshake {c.handshake_age} s ago"
+        if c.healthy and not c.pods and not c.memory_used and not c.cores_used and not c.shares_used:
+            idle.setdefault((c.scheduler, c.type, c.memory, c.cores, c.shares, age), []).append(c.card)
+            continue
+        held = f" (by {some_names(list(c.pods), MAX_HOLDERS)})" if c.pods else ""
+        out.append(_clip(f"{c.scheduler} card {c.card} ({c.type}): memory {c.memory_used} MiB used, {c.memory_free} MiB "
+                         f"free of {c.memory} MiB; cores {c.cores_used}% used, {c.cores_free}% free; "
+                         f"{c.shares_used} of {c.shares} shares used{held}; "
+                         f"{'healthy' if c.healthy else 'unhealthy'}{age}"))
+    for (scheduler, kind, memory, cores, shares, age), names in idle.items():
+        which = f"card {names[0]}" if len(names) == 1 else f"{len(names)} cards {', '.join(names)}"
+        out.append(_clip(f"{scheduler} {which} ({kind}): nothing held, {memory} MiB and {cores}% cores free"
+                         f"{' each' if len(names) > 1 else ''}, 0 of {shares} shares used; healthy{age}"))
+    return tuple(out)
 
 
 def _bar_states(r: Any) -> list[str]:

@@ -113,6 +113,9 @@ class NodeRow:
     states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
     resources: tuple[ResourceBar, ...]
     not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (rows 7-10)
+    # The node's GPUs as a sharing scheduler (HAMi, Volcano vGPU) counts them, one sentence per card, and first why
+    # it sees no device here when it does not
+    shared_cards: tuple[str, ...] = ()
 
     @property
     def broken(self) -> bool:
@@ -135,7 +138,7 @@ class Pool:
                 t[1] += b.used
                 t[2] += b.usable
                 t[3] += b.behind_taint
-        return [(r, *v) for r, v in out.items()]  # type: ignore[misc]
+        return [(r, allocatable, used, usable, behind) for r, (allocatable, used, usable, behind) in out.items()]
 
     def state_counts(self) -> list[tuple[str, int]]:
         """How many nodes are in each state that keeps pods off them, by name ("1 tainted", "1 allocatable 0")."""

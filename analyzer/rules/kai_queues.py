@@ -1,7 +1,8 @@
 """KAI-Scheduler's queues (schedulers.md): a pod of a running KAI scheduler is held by its PodGroup's Queue.
 
 queue-misconfigured: the PodGroup's Queue is not in the bundle (KAI: pkg/scheduler/cache/cluster_info/
-  cluster_info.go "Queue '%s' does not exist"), or the Queue's parent chain loops or names a missing parent;
+  cluster_info.go "Queue '%s' does not exist"), or the Queue's parent chain loops or names a missing parent, or
+  a quota or limit on the way is below zero but not -1 (KAI compares it as it stands: no job ever fits);
 queue-quota: the job over the `limit` of its queue or an ancestor once what they have allocated is counted
   (pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go isOverLimit: `limit < allocated +
   requested`, -1 unlimited), or a non-preemptible job beyond `quota` (quota_check.go): quota is a guarantee,
@@ -15,7 +16,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from analyzer import prose, words
-from analyzer.model.kai import GROUP_ANNOTATION, PODGROUPS, QUEUES, RESOURCES, UNLIMITED, KaiPodGroup, KaiQueue
+from analyzer.model.kai import (GROUP_ANNOTATION, PODGROUPS, QUEUES, RESOURCES, UNLIMITED, KaiPodGroup, KaiQueue,
+                                negative)
 from analyzer.model.podspec import effective_requests, priority_of
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.gpu_sharing import KAI_ANNOTATIONS
@@ -48,7 +50,11 @@ def _chain(world: QueueWorld, name: str) -> tuple[list[KaiQueue], str, str]:
     seen: set[str] = set()
     while name:
         if name in seen:
-            return out, f"the parent chain of Queue {out[0].name} loops back to Queue {name}", ""
+            if out[-1].name == name:
+                return out, f"Queue {name} names itself as its parent (spec.parentQueue)", ""
+            loop = " -> ".join(q.name for q in out[[q.name for q in out].index(name):])
+            return out, (f"the parent chain of Queue {out[0].name} loops back to Queue {name} "
+                         f"({loop} -> {name})"), ""
         unreadable = world.kai.unreadable.get((QUEUES, "", name))
         if unreadable:
             return out, f"Queue {name} is in the bundle but unreadable ({unreadable})", unreadable
@@ -67,20 +73,26 @@ def _number(resource: str, value: float) -> str:
     return f"{shown} {UNITS[resource]}" if resource != "gpu" else f"{shown} GPU"
 
 
-def _over(chain: list[KaiQueue], wants: dict[str, float], non_preemptible: bool) -> tuple[KaiQueue, str, str] | None:
+def _over(chain: list[KaiQueue], wants: dict[str, float],
+          non_preemptible: bool) -> tuple[KaiQueue, str, str, bool] | None:
+    """The first queue up the chain that refuses the job: (queue, resource, how, whether it can never admit it)."""
     for q in chain:  # max_allowed_check.go walks from the job's queue up its parents
         for r in RESOURCES:
             share, want = q.shares.get(r), wants.get(r, 0.0)
             if share is None or not want:
                 continue
+            for what, bound in (("limit", share.limit), ("quota", share.quota if non_preemptible else UNLIMITED)):
+                if negative(bound):
+                    return q, r, (f"its {r} {what} is {_number(r, bound)}: below zero and not -1 (unlimited), so no "
+                                  "job fits under it"), True
             used = q.allocated.get(r, 0.0)
             if share.limit != UNLIMITED and share.limit < used + want:
                 return q, r, (f"limit {_number(r, share.limit)} < allocated {_number(r, used)} + "
-                              f"requested {_number(r, want)}")
+                              f"requested {_number(r, want)}"), False
             used_np = q.allocated_non_preemptible.get(r, 0.0)
             if non_preemptible and share.quota != UNLIMITED and share.quota < used_np + want:
                 return q, r, (f"quota {_number(r, share.quota)} < non-preemptible allocated {_number(r, used_np)} + "
-                              f"requested {_number(r, want)} (a non-preemptible job may not go over quota)")
+                              f"requested {_number(r, want)} (a non-preemptible job may not go over quota)"), False
     return None
 
 
@@ -133,7 +145,11 @@ def decide(case: Case) -> Decision | None:
     over = _over(chain, _wants(case), _non_preemptible(pg, case))
     if over is None:
         return None
-    q, r, how = over
+    q, r, how, never = over
+    if never:  # queue-misconfigured: the queue can never admit it, whatever is freed
+        ev["problem"] = f"Queue {q.name}: {how}"
+        return Decision(word=words.QUEUE_MISCONFIGURED,
+                        reason=f"KAI Queue {q.name} can never admit PodGroup {pg.name}: {how}")
     ev.update({"over": q.name, "resource": r, "how": how})
     return Decision(word=words.QUEUE_QUOTA, reason=f"KAI Queue {q.name} lacks {r} for PodGroup {pg.name}: {how}")
 

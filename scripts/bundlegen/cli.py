@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="a fifth of the pods held by Kueue, with its queues and workloads (scripts/generate_kueue.py)")
     ap.add_argument("--hami", action="store_true",
                     help="half the GPU pods for HAMi (hami-scheduler, whole cards), the GPU nodes registered with it")
+    ap.add_argument("--kai", action="store_true",
+                    help="a third of the other GPU pods for KAI-Scheduler, its Queues, PodGroups and pods, and pods its "
+                         "queues refuse or whose GPU reservation failed (bundlegen/kai.py, scripts/generate_kai.py)")
     ap.add_argument("--dra", action="store_true", help="add DRA objects and claim pods (scripts/generate_dra.py)")
     ap.add_argument("--node-side", action="store_true",
                     help="add time-sliced and MIG nodes and bound pods the node will not start (scripts/generate_nodeside.py)")
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"generate_bundle: {out} exists and is not empty (use --force to replace it)", file=sys.stderr)
             return 2
     gen = Generator(args.nodes, args.pods, args.seed, args.pending_percent, diverse=args.diverse, kueue=args.kueue,
-                    hami=args.hami)
+                    hami=args.hami, kai=args.kai)
     gen.build()
     t_built = time.perf_counter()
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
@@ -58,7 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
-        Writer(gen, tmp).write_all()
+        writer = Writer(gen, tmp)
+        writer.write_all()
+        if writer.kai is not None:
+            from generate_kai import add_kai
+            add_kai(tmp, writer.kai)
         from generate_filters import add_filters  # volumes, inter-pod terms, spread, host ports
         add_filters(tmp, args.seed, gen.claim_plan)
         if args.kueue:

@@ -20,7 +20,7 @@ from bundlegen.scenarios import Scenarios
 
 class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse, KueuePods):
     def __init__(self, n_nodes: int, n_pods: int, seed: int, pending_pct: float, diverse: bool = False,
-                 kueue: bool = False, hami: bool = False) -> None:
+                 kueue: bool = False, hami: bool = False, kai: bool = False) -> None:
         if n_nodes < 16:
             raise SystemExit("generate_bundle: --nodes must be at least 16 (every pool and special node needs one)")
         self.N = n_nodes
@@ -28,6 +28,7 @@ class Generator(Scenarios, FilterScenarios, Filling, Events, Diverse, KueuePods)
         self.diverse = diverse
         self.kueue = kueue
         self.hami = hami  # half the GPU pods for hami-scheduler, the GPU nodes registered with HAMi (writer.py)
+        self.kai = kai  # a third of the rest for kai-scheduler, with KAI's pods and the lab's (bundlegen/kai.py)
         self.seed = str(seed)
         self.rng = random.Random(seed)
         self.pending_pct = pending_pct

@@ -20,6 +20,7 @@ from bundlegen.common import (
     TEAMS,
     ts,
 )
+from bundlegen.kai import KaiWorld
 from bundlegen.model import TERMINATED_STATES
 
 if TYPE_CHECKING:
@@ -131,6 +132,9 @@ class Writer:
         self.entries: list[dict] = []
         self.owner_tpls: dict[tuple, Tpl] = {}
         self.hami = HamiWorld({n.name: _card_memory(n.pool["gpu"]) for n in gen.nodes if n.pool["gpu"]}) if gen.hami else None
+        self.kai = KaiWorld(gen=gen) if gen.kai else None
+        if self.kai is not None:
+            self.kai.plan()
 
     def tpl(self, key: tuple, make) -> Tpl:
         t = self.owner_tpls.get(key)
@@ -183,7 +187,14 @@ class Writer:
             for i in range(shape.n_init):
                 v[f"icid{i}"] = hashlib.blake2b(hb, digest_size=32, salt=bytes([100 + i])).hexdigest()
             text = tpl.render(v)
-            yield (self.hami.pod(text) if self.hami is not None else text), tpl
+            if self.hami is not None:
+                text = self.hami.pod(text)
+            if self.kai is not None:
+                yield from self.kai.before((p.ns, p.name))
+                text = self.kai.pod(text)
+            yield text, tpl
+        if self.kai is not None:
+            yield from self.kai.rest()
 
     def node_items(self):
         g = self.g
@@ -287,6 +298,7 @@ class Writer:
     def namespace_items(self):
         g = self.g
         names = sorted({p.ns for p in g.pods} | {w.ns for w in g.workloads} | set(QUOTA_NAMESPACES)
+                       | (self.kai.namespaces if self.kai is not None else set())
                        | {"default", "kube-node-lease", "kube-public", "kube-system"})
         for name in names:
             system = name in ("default", "kube-node-lease", "kube-public", "kube-system")

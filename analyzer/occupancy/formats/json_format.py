@@ -8,7 +8,7 @@ import orjson
 
 from analyzer import __version__
 from analyzer.occupancy.formats import safe
-from analyzer.occupancy.records import Occupancy, ResourceRow
+from analyzer.occupancy.records import Occupancy, ResourceRow, SharedCard
 
 SCHEMA_VERSION = 1
 
@@ -21,6 +21,19 @@ def row_dict(r: ResourceRow) -> dict:
         "holders": [{"namespace": h.namespace, "name": h.name, "units": h.units} for h in r.holders],
         "pending_wanting": list(r.wanting), "free_behind_taint": r.behind_taint, "pending_tolerating": list(r.tolerating),
         "sharing": r.sharing or None, "mig_config_state": r.mig_state, "conditions": list(r.conditions),
+    }
+
+
+def shared_card_dict(c: SharedCard) -> dict:
+    """One card as its sharing scheduler counts it (HAMi, Volcano vGPU): memory in MiB, cores in percent of the
+    card, the split count (how many pods may share it), health, and the age of HAMi's handshake."""
+    return {
+        "node": c.node, "scheduler": c.scheduler, "card": c.card, "type": c.type,
+        "memory_mib": {"total": c.memory, "used": c.memory_used, "free": c.memory_free},
+        "cores_percent": {"total": c.cores, "used": c.cores_used, "free": c.cores_free},
+        "split": {"total": c.shares, "used": c.shares_used},
+        "healthy": c.healthy, "handshake_age_seconds": c.handshake_age, "problem": c.problem or None,
+        "pods": list(c.pods),
     }
 
 
@@ -37,6 +50,7 @@ def to_dict(occ: Occupancy) -> dict:
         "queues": [{"cluster_queue": q.cluster_queue, "cohort": q.cohort or None, "flavor": q.flavor, "resource": q.resource,
                     "nominal": q.nominal, "reserved": q.reserved, "borrowed": q.borrowed, "waiting": q.waiting,
                     "reserved_by": q.held_by} for q in occ.queues],
+        "shared_gpus": [shared_card_dict(c) for c in occ.shared],
         "problems": list(occ.problems),
     }
 

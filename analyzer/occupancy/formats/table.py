@@ -59,9 +59,8 @@ def render(occ: Occupancy, out: TextIO) -> None:
                              str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
         fixed = sum(widths[:6]) + 2 * 7
-        room = None if width is None else width - fixed
-        if room is not None and widths[6] + max(len(line[7]) for line in lines) > room:
-            _stacked(lines, widths, width, out)  # type: ignore[arg-type]
+        if width is not None and widths[6] + max(len(line[7]) for line in lines) > width - fixed:
+            _stacked(lines, widths, width, out)
         else:
             for line in lines:
                 out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}"
