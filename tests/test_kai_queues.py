@@ -161,6 +161,30 @@ def test_a_queue_with_room_passes_the_pod_on(tmp_path: Path) -> None:
                                                           w.INSUFFICIENT_EVIDENCE)
 
 
+
+def test_a_whole_gpu_pod_its_queue_admits_is_judged_by_the_node_filters_kai_runs(tmp_path: Path) -> None:
+    """predicates.go evaluateTaskOnPredicates: resources, pod count, Ready, then kube-scheduler's own filters; so
+    a whole-GPU pod with queue room that a node fits is fits-now, and one asking a fraction (KAI's own device
+    accounting, not modelled) stays unclassified."""
+    root = _kai(tmp_path, queues=[_queue("team-a")], podgroups=[_podgroup("pg-train", "team-a")],
+                limits={"nvidia.com/gpu": "1"})
+    pods = json.loads((root / "pods.json").read_text())
+    # The lab's gpu-ok is full: its GPU pods are gone, so it has room.
+    pods["items"] = [p for p in pods["items"] if p["spec"].get("nodeName") != "gpu-ok"
+                    or p["metadata"]["namespace"] == "kai-scheduler"]
+    (root / "pods.json").write_text(json.dumps(pods))
+    v = analyse_dir(root)["lab/kai-train"]
+    assert v.word == w.FITS_NOW, v.reason
+    for p in pods["items"]:
+        if p["metadata"]["name"] == "kai-train":
+            p["metadata"]["annotations"]["gpu-fraction"] = "0.5"
+            del p["spec"]["containers"][0]["resources"]
+    (root / "pods.json").write_text(json.dumps(pods))
+    v = analyse_dir(root)["lab/kai-train"]
+    assert v.word == w.UNCLASSIFIED, v.reason
+    assert "schedulerName" in v.reason
+
+
 # -- collected by scripts/collect.py from the stand-in kubectl ---------------------------------------------
 
 KAI_FILES = ("queues.scheduling.run.ai.json", "podgroups.scheduling.run.ai.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer import prose
+from analyzer.model.gpu_sharing import sharing_request
 from analyzer.model.podspec import unmodelled
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
@@ -34,6 +35,14 @@ def decide(case: Case) -> Decision:
     shared = ev.get("vgpu")
     if isinstance(shared, dict) and shared.get("fits_on"):  # HAMi's or Volcano's accounting is modelled (rules/vgpu.py)
         fits = [n for n in fits if n in shared["fits_on"]]
+        needs = [n for n in needs if not n.startswith("schedulerName")]
+    kai = ev.get("kai_queue")
+    if (isinstance(kai, dict) and not kai.get("problem") and not kai.get("over")
+            and not sharing_request(case.spec or {}, case.target.annotations)):
+        # KAI-Scheduler's queue admits it (rules/kai_queues.py) and it asks for whole GPUs: KAI judges a node for
+        # such a pod by its resources, pod count, Ready condition and then kube-scheduler's own filters
+        # (pkg/scheduler/plugins/predicates/predicates.go), which the funnel above is. Its optional node
+        # restriction (gpu-worker / cpu-worker labels) is a setting the bundle does not hold.
         needs = [n for n in needs if not n.startswith("schedulerName")]
     f = case.filters
     needs += sorted({t.unknown for t in (f.affinity + f.anti if f is not None else ()) if t.unknown})
