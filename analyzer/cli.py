@@ -12,7 +12,7 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional
 
 import typer
 
@@ -20,6 +20,9 @@ from analyzer import __version__
 from analyzer.text import PROBLEMS_SHOWN, problem_lines, terminal_width
 from analyzer.cli_help import HelpCommand, HelpGroup, choice, error_text, exit_codes_text
 from analyzer.errors import BundleError, UsageError
+
+if TYPE_CHECKING:  # the pipeline (the model, the rules) is imported by the commands that read a bundle, not by --help
+    from analyzer.pipeline import Analysis, Options
 
 EXAMPLES_ANALYZE = """\
 Examples:
@@ -89,7 +92,7 @@ def _guard(fn: Callable[[], int]) -> None:
     raise typer.Exit(status)
 
 
-def _warn(analysis, namespaces=(), gpu_pods=()) -> None:  # type: ignore[no-untyped-def]
+def _warn(analysis: Analysis, namespaces: Iterable[str] = (), gpu_pods: Iterable[str] = ()) -> None:
     """Files edited since collection and names the bundle does not hold: before the answer's problems."""
     from analyzer.cli_checks import unknown_names
 
@@ -99,7 +102,7 @@ def _warn(analysis, namespaces=(), gpu_pods=()) -> None:  # type: ignore[no-unty
         _say(f"gpu-triage: warning: {line}")
 
 
-def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
+def _report_problems(analysis: Analysis) -> None:
     for note in analysis.notes:
         _say(f"gpu-triage: note: {note}")
     problems = analysis.problems
@@ -111,7 +114,8 @@ def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     _say(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects")
 
 
-def _output(values: tuple[str, ...], default: str | None, hint=None, what: str = ""):  # type: ignore[no-untyped-def]
+def _output(values: tuple[str, ...], default: str | None, hint: Callable[[str], str] | None = None,
+            what: str = "") -> Any:
     """-o/--output, the format, on every command (as kubectl): one of `values`, completed by the shell."""
     return typer.Option(default, "-o", "--output", metavar="|".join(values), callback=choice(values, hint),
                         autocompletion=lambda: list(values), help=what or f"Output format: {', '.join(values)}.")
@@ -125,7 +129,8 @@ ResourceOpt = typer.Option(None, "--resource", metavar="NAME", help="Another acc
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress line on stderr (there is none in pipes anyway).")
 
 
-def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped-def]
+def _options(namespace: Optional[List[str]], manifest: Optional[List[Path]], gpu_pod: Optional[List[str]],
+             resource: Optional[List[str]]) -> Options:
     from analyzer.pipeline import Options
 
     return Options(namespaces=tuple(namespace or ()), manifests=tuple(manifest or ()), gpu_pods=tuple(gpu_pod or ()),
