@@ -7,14 +7,11 @@ scheduler message) is built once per shape too. Classification never prints: it 
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from analyzer import words
-from analyzer.bundle import forked
-from analyzer.bundle.sharing import Shares, tiles
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.fit import CLOSEST, fit_evidence
 from analyzer.evidence.fit import action as fit_action
@@ -271,70 +268,9 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
     word and reason only (Classifier)."""
     clf = Classifier(cluster, cache=cache, scalar=scalar, evidence=evidence)
     wanted = set(namespaces)
-    todo = [t for t in (*cluster.pod_targets, *extra) if not wanted or t.namespace in wanted]
-    # Never forked beside another thread (serve's event loop): a lock it holds would stay held in the child.
-    if not (cache and not scalar and len(todo) >= SHARE_MIN_TARGETS and threading.active_count() == 1):
-        for t in todo:
+    for t in (*cluster.pod_targets, *extra):
+        if not wanted or t.namespace in wanted:
             yield clf.classify(t)
-        return
-    # The first targets here before the fork: the bundle-wide memos they make (inter-pod terms, volumes on nodes)
-    # are then the worker's too, not made again there.
-    first = max(1, len(todo) // WARM_UP)
-    done = [clf.classify(t) for t in todo[:first]]
-    stop = first + int((len(todo) - first) * CLASSIFY_PARENT_SHARE)
-    shares = Shares(stop, first)
-    chunk = max(2, min(64, len(todo) // 64))
-    child = forked.start(partial(_classify_share, cluster, todo, stop, shares=shares, least=chunk, evidence=evidence))
-    if child is not None:
-        shares.worker_done = child.done_fd
-    try:
-        yield from done
-        while True:
-            lo, hi = shares.claim(chunk)
-            if lo >= hi:
-                break
-            for t in todo[lo:hi]:
-                yield clf.classify(t)
-        at = shares.end()
-        got = child.result() if child is not None else None
-        child = None
-        parts = got if isinstance(got, list) and tiles(got, at, len(todo)) else None
-        if parts is None:  # no worker, or it failed: the rest here
-            for t in todo[at:]:
-                yield clf.classify(t)
-            return
-        for lo, hi, verdicts in parts:
-            for t, v in zip(todo[lo:hi], verdicts):
-                yield replace(v, target=t)
-    finally:
-        if child is not None:
-            child.abandon()  # the caller stopped early (an error, Ctrl-C, a closed pipe): no worker left behind
-        shares.close()
-
-
-# A run with this many targets shares the classification with a forked worker (bundle/forked.py): this process
-# classifies (and writes) from the start, the worker from CLASSIFY_PARENT_SHARE of the way on, then takes from
-# the end of what this process has left (bundle/sharing.py), so both finish together. Each shape's evidence is made
-# in the process that meets it (a shape on both sides of a boundary twice: kubectl's order keeps a controller's
-# pods together, so few are), and the worker's verdicts come back without their targets (this process has them).
-# Below it, the fork and the pickling cost more than they save.
-SHARE_MIN_TARGETS = 2000
-# This process's share before the worker takes from it: the larger, as this process also writes the answer.
-CLASSIFY_PARENT_SHARE = 0.6
-WARM_UP = 16  # 1/16 of the targets classified before the fork
-
-
-def _classify_share(cluster: Cluster, todo: list[Target], lo: int, *, shares: Shares, least: int,
-                    evidence: bool = True) -> list[tuple]:
-    """In the worker: the verdicts of todo[lo:], then of ranges taken from the end of the parent's, each without
-    its target (the parent puts it back): [(lo, hi, verdicts)] in order."""
-    clf = Classifier(cluster, evidence=evidence)
-    parts = []
-    hi = len(todo)
-    while lo < hi:
-        parts.append((lo, hi, [replace(clf.classify(t), target=None) for t in todo[lo:hi]]))  # type: ignore[arg-type]
-        lo, hi = shares.steal(least)
-    return sorted(parts, key=lambda p: p[0])
 
 
 def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,

@@ -12,7 +12,7 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional
 
 import typer
 
@@ -20,6 +20,9 @@ from analyzer import __version__
 from analyzer.text import PROBLEMS_SHOWN, problem_lines, terminal_width
 from analyzer.cli_help import HelpCommand, HelpGroup, choice, error_text, exit_codes_text
 from analyzer.errors import BundleError, UsageError
+
+if TYPE_CHECKING:  # the pipeline (the model, the rules) is imported by the commands that read a bundle, not by --help
+    from analyzer.pipeline import Analysis, Options
 
 EXAMPLES_ANALYZE = """\
 Examples:
@@ -63,15 +66,6 @@ def _fail(message: str, status: int = 2) -> None:
     raise typer.Exit(status)
 
 
-# The last command's model, kept until the process ends: main() leaves with os._exit, so a run never frees a
-# 150,000-pod model object by object (0.7 s). One at a time: a command run in-process (tests) frees the one before.
-_HELD: list[object] = []
-
-
-def _hold(model: object) -> None:
-    _HELD[:] = [model]
-
-
 def _guard(fn: Callable[[], int]) -> None:
     """Every error a person can meet becomes one line and exit 2, never a traceback."""
     try:
@@ -98,7 +92,7 @@ def _guard(fn: Callable[[], int]) -> None:
     raise typer.Exit(status)
 
 
-def _warn(analysis, namespaces=(), gpu_pods=()) -> None:  # type: ignore[no-untyped-def]
+def _warn(analysis: Analysis, namespaces: Iterable[str] = (), gpu_pods: Iterable[str] = ()) -> None:
     """Files edited since collection and names the bundle does not hold: before the answer's problems."""
     from analyzer.cli_checks import unknown_names
 
@@ -108,7 +102,7 @@ def _warn(analysis, namespaces=(), gpu_pods=()) -> None:  # type: ignore[no-unty
         _say(f"gpu-triage: warning: {line}")
 
 
-def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
+def _report_problems(analysis: Analysis) -> None:
     for note in analysis.notes:
         _say(f"gpu-triage: note: {note}")
     problems = analysis.problems
@@ -120,7 +114,8 @@ def _report_problems(analysis) -> None:  # type: ignore[no-untyped-def]
     _say(f"gpu-triage: the bundle is partly invalid ({total} problem(s)); the answers above skip or mark what it affects")
 
 
-def _output(values: tuple[str, ...], default: str | None, hint=None, what: str = ""):  # type: ignore[no-untyped-def]
+def _output(values: tuple[str, ...], default: str | None, hint: Callable[[str], str] | None = None,
+            what: str = "") -> Any:
     """-o/--output, the format, on every command (as kubectl): one of `values`, completed by the shell."""
     return typer.Option(default, "-o", "--output", metavar="|".join(values), callback=choice(values, hint),
                         autocompletion=lambda: list(values), help=what or f"Output format: {', '.join(values)}.")
@@ -134,7 +129,8 @@ ResourceOpt = typer.Option(None, "--resource", metavar="NAME", help="Another acc
 QuietOpt = typer.Option(False, "--quiet", "-q", help="No progress line on stderr (there is none in pipes anyway).")
 
 
-def _options(namespace, manifest, gpu_pod, resource):  # type: ignore[no-untyped-def]
+def _options(namespace: Optional[List[str]], manifest: Optional[List[Path]], gpu_pod: Optional[List[str]],
+             resource: Optional[List[str]]) -> Options:
     from analyzer.pipeline import Options
 
     return Options(namespaces=tuple(namespace or ()), manifests=tuple(manifest or ()), gpu_pods=tuple(gpu_pod or ()),
@@ -153,7 +149,6 @@ def validate(bundle: Path = BundleArg,
 
         with ProgressLine.for_stderr(quiet=quiet) as line:
             checked = validate_only(bundle, engine, progress=line.file)
-        _hold(checked)
         count = checked.violation_count
         for line in problem_lines([str(v) for v in checked.violations[:PROBLEMS_SHOWN]], count):
             print(line)
@@ -181,13 +176,11 @@ def analyze(bundle: Path = BundleArg,
     def run() -> int:
         from analyzer.pipeline import analyse, iter_verdicts
         from analyzer.progress import ProgressLine
+        from analyzer.report import BARE, renderers, table
 
         options = _options(namespace, manifest, gpu_pod, resource)
         with ProgressLine.for_stderr(quiet=quiet) as line:
             analysis = analyse(bundle, options, classify=False, progress=line.file)
-            _hold(analysis)
-            from analyzer.report import BARE, renderers, table  # after reading: not before pods.json's worker is forked
-
             with analysis.bundle:
                 if sys.stdout.isatty():
                     line.close()  # the answer goes to the same terminal: no line drawn across it
@@ -235,7 +228,6 @@ def why(bundle: Path = BundleArg,
         with ProgressLine.for_stderr(quiet=quiet) as line:
             analysis = analyse(bundle, _options(None, manifest, gpu_pod, resource), classify=False, keep=keep,
                                progress=line.file)
-            _hold(analysis)
         with analysis.bundle:
             verdict = verdict_of(analysis.cluster, analysis.extra, pod)
             if verdict is None:
@@ -333,7 +325,6 @@ def report(bundle: Path = BundleArg,
         fmt = resolve_format(output, file)
         options = _options(namespace, manifest, gpu_pod, resource)
         analysis, where = write_report(bundle, fmt, file, options)
-        _hold(analysis)
         _say(f"gpu-triage: report written to {where}")
         _warn(analysis, options.namespaces, options.gpu_pods)
         _report_problems(analysis)
@@ -374,8 +365,7 @@ def run_app(args: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    """The console script. After the answer is written, leave without freeing the parsed bundle
-    object by object: on a 150,000-pod bundle that teardown alone takes seconds."""
+    """The console script."""
     try:
         code = run_app()
     except SystemExit as exc:
@@ -388,12 +378,9 @@ def main() -> None:
             code = 1
     try:
         sys.stdout.flush()
-        sys.stderr.flush()
-    except BrokenPipeError:  # `gpu-triage analyze … | head`
-        pass
-    from analyzer.bundle.forked import reap_exited
-
-    # A worker whose result was taken has exited by now: waited for, so its time and memory count in this
-    # command's (wait4, time, the benchmark's peak RSS), as they did when the result waited for its exit.
-    reap_exited()
-    os._exit(code)
+    except BrokenPipeError:
+        # `gpu-triage analyze … | head`: the reader is gone. Python's documentation (signal, "Note on SIGPIPE"):
+        # point stdout at devnull, so the interpreter's own flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(code)

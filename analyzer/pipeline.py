@@ -7,39 +7,29 @@ are created (they hold no cycles); that alone makes loading ~3.5x faster.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator
 
 from analyzer.bundle.catalog import EVENTS, JOBS, KINDS, PODS, Kind
 from analyzer.bundle.reading import Bundle, gc_paused, open_bundle
 from analyzer.bundle.layout import LAYOUT_SPLIT, LayoutMisread
 from analyzer.bundle.streaming import ItemSink, KeepIf, Progress
 from analyzer.bundle.validation import Loaded, Violation, load_documents
+from analyzer.classify import classify_all, each_verdict
 from analyzer.errors import BundleError, UsageError
 from analyzer.model.accelerators import AcceleratorConfig
+from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
+from analyzer.model.build import build_cluster
+from analyzer.model.events import EVENT_REASONS
 from analyzer.model.pod_status import is_node_event_reason
 from analyzer.model.pods_index import PodsIndex
-from analyzer.model.views import Findings
-
-# Imported only once the worker reading pods.json is forked (_the_rest): this process imports the model's, the
-# rules' and numpy's modules (a fifth of a second) while the worker reads, not before it starts.
-if TYPE_CHECKING:
-    from analyzer.model.build import Prepared
-    from analyzer.model.target import Target
-    from analyzer.model.views import Cluster
-    from analyzer.verdict import Verdict
-
-
-def _the_rest() -> None:
-    """Everything after reading: called by the reader while its worker reads (load_documents' `meanwhile`)."""
-    import analyzer.classify  # noqa: F401 - the rules, the evidence and numpy
-    import analyzer.model.build  # noqa: F401
-    import analyzer.targets.attempts  # noqa: F401
-    import analyzer.targets.owners  # noqa: F401
-    import analyzer.targets.queued  # noqa: F401
+from analyzer.model.target import Target
+from analyzer.model.views import Cluster, Findings
+from analyzer.targets.attempts import manifest_attempts, stored_attempts
+from analyzer.targets.owners import OWNER_EVENT_REASONS, named_owner, owner_key, owner_refusals
+from analyzer.targets.queued import held_job, queued_owners
+from analyzer.verdict import Verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,53 +105,28 @@ def _merge_attempts(cluster: Cluster, stored: list[Target], given: list[Target],
     return kept
 
 
-@dataclass(kw_only=True)
-class Early:
-    """What is made of every file but pods.json while the worker reads pods (load_documents' `meanwhile`): the
-    model's part (model.build.prepare) and the refused owners. None: made later, in order."""
-
-    model: Prepared | None = None
-    refusals: list[Target] | None = None
-
-
-def owner_targets(loaded: Loaded, cluster: Cluster, refusals: list[Target] | None = None) -> list[Target]:
+def owner_targets(loaded: Loaded, cluster: Cluster) -> list[Target]:
     """Refused owners, then owners a queue holds (one target per owner: a refusal is the older story)."""
-    from analyzer.targets.owners import owner_refusals
-    from analyzer.targets.queued import queued_owners
-
-    refused = owner_refusals(loaded) if refusals is None else refusals
+    refused = owner_refusals(loaded)
     keys = {t.key for t in refused}
     return refused + [t for t in queued_owners(loaded, cluster.queues) if t.key not in keys]
 
 
 def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
                   keep: tuple[str, str] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                  pod_states: bool = False, early: Early | None = None) -> tuple[Loaded, PodsIndex]:
-    """Every file read once (issue 10): pods.json item by item into the PodsIndex (nothing of a pod kept but
-    its slim record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's
-    node and phase), events.json down to the failures the readers use, the owners' files down to the owners
-    they name (_Wanted); the small kinds kept whole in `loaded.documents`. `early`: filled once the other files
-    are read, while the worker (if any) reads pods."""
-    def meanwhile(loaded: Loaded) -> None:
-        _the_rest()
-        if early is not None:
-            from analyzer.model.build import prepare
-            from analyzer.targets.owners import owner_refusals
-
-            early.model = prepare(loaded)
-            early.refusals = owner_refusals(loaded)
-
+                  pod_states: bool = False) -> tuple[Loaded, PodsIndex]:
+    """Every file read once: pods.json item by item into the PodsIndex (nothing of a pod kept but its slim
+    record, a target's spec and status, and the pod `keep` names; with pod_states, every pod's node and phase),
+    events.json down to the failures the readers use, the owners' files down to the owners they name (_Wanted);
+    the small kinds kept whole in `loaded.documents`."""
     for layout in (True, False):
-        if early is not None:
-            early.model = early.refusals = None  # a second reading (LayoutMisread) makes its own
         pods = PodsIndex(file=PODS.file, findings=Findings(), keep=keep, states=pod_states)
         wanted = _Wanted()
         sinks: dict[str, ItemSink] = {PODS.name: pods, EVENTS.name: KeepIf(wanted=wanted.event)}
         sinks.update({k.name: KeepIf(wanted=wanted.owner(k), invalid_too=True) for k in KINDS if k.owns_pods})
         token = LAYOUT_SPLIT.set(layout)
         try:
-            return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress,
-                                  meanwhile=meanwhile), pods
+            return load_documents(bundle, engine=engine, strict=strict, sinks=sinks, progress=progress), pods
         except LayoutMisread:
             continue  # a valid file kubectl's layout split misread (never one kubectl wrote): read it all again
         finally:
@@ -169,22 +134,13 @@ def load_streamed(bundle: Bundle, *, engine: str | None = None, strict: bool = F
     raise AssertionError("unreachable: without the layout split no LayoutMisread is raised")
 
 
-@functools.cache
-def _event_reasons() -> frozenset[str]:
-    """Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved).
-    Made at the first event, after the worker is forked (their modules are among the rest)."""
-    from analyzer.model.autoscalers import EVENT_REASONS as AUTOSCALER_EVENT_REASONS
-    from analyzer.model.events import EVENT_REASONS
-    from analyzer.targets.owners import OWNER_EVENT_REASONS
-
-    return frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVENT_REASONS)
+_EVENT_REASONS = frozenset(EVENT_REASONS + OWNER_EVENT_REASONS + AUTOSCALER_EVENT_REASONS)
 
 
 def _wanted_event(event: dict) -> bool:
+    """Only the events something reads are kept: each reader names its reasons (a new reader cannot be starved)."""
     reason = event.get("reason")
-    return reason in _event_reasons() or is_node_event_reason(reason)
-
-
+    return reason in _EVENT_REASONS or is_node_event_reason(reason)
 class _Wanted:
     """The items of events.json and of the owners' files (ReplicaSets, Jobs, StatefulSets, DaemonSets) a reader
     uses; the others are validated and dropped, as pods are (a cluster keeps ten old ReplicaSets per Deployment:
@@ -198,26 +154,16 @@ class _Wanted:
     def event(self, event: dict) -> bool:
         if not _wanted_event(event):
             return False
-        key = _readers().named_owner(event)
+        key = named_owner(event)
         if key is not None:
             self.named.add(key)
         return True
 
     def owner(self, kind: Kind) -> Callable[[dict], bool]:
         def wanted(item: dict) -> bool:
-            readers = _readers()
-            return readers.owner_key(kind.item_kind, item) in self.named or (kind is JOBS and readers.held_job(item))
+            return owner_key(kind.item_kind, item) in self.named or (kind is JOBS and held_job(item))
 
         return wanted
-
-
-@functools.cache
-def _readers() -> SimpleNamespace:
-    """The owners' readers' predicates, imported at the first event or owner (after the fork, with the rest)."""
-    from analyzer.targets.owners import named_owner, owner_key
-    from analyzer.targets.queued import held_job
-
-    return SimpleNamespace(named_owner=named_owner, owner_key=owner_key, held_job=held_job)
 
 
 def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: tuple[str, str] | None = None,
@@ -227,25 +173,15 @@ def analyse(path: str | Path, options: Options, *, classify: bool = True, keep: 
     `pod_states`: keep every pod's node and phase in `Analysis.pod_states` (diff).
     classify=False: `verdicts` stays empty; iter_verdicts() gives them one at a time (streamed output)."""
     config = options.config()
-    if options.manifests:  # a bad manifest is said before a large bundle is read
-        from analyzer.targets.attempts import manifest_attempts
-
-        given = manifest_attempts(list(options.manifests))
-    else:
-        given = []
+    given = manifest_attempts(list(options.manifests))  # a bad manifest is said before a large bundle is read
     bundle = open_bundle(path)
     try:
         with gc_paused():
-            early = Early()
-            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states, early=early)
-            from analyzer.classify import classify_all
-            from analyzer.model.build import build_cluster
-            from analyzer.targets.attempts import stored_attempts
-
-            cluster = build_cluster(loaded, config, keep=keep, pods=pods, prepared=early.model)
+            loaded, pods = load_streamed(bundle, keep=keep, progress=progress, pod_states=pod_states)
+            cluster = build_cluster(loaded, config, keep=keep, pods=pods)
             stored = stored_attempts(loaded)
             notes: list[str] = cluster.admission.cluster_wide() if cluster.admission is not None else []
-            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster, early.refusals)
+            extra = _merge_attempts(cluster, stored.targets, given, notes) + owner_targets(loaded, cluster)
             analysis = Analysis(label=str(path), bundle=bundle, loaded=loaded, cluster=cluster, extra=extra,
                                 findings=cluster.findings.items + stored.findings, notes=notes, pod_states=pods.states)
             if classify:
@@ -275,8 +211,6 @@ class Checked:
 def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = (), evidence: bool = True) -> Iterator[Verdict]:
     """classify_all's verdicts, in the same order, one at a time: the output is written as they come.
     `evidence` False: the word and the reason only (a format that prints nothing else, report.BARE)."""
-    from analyzer.classify import each_verdict
-
     return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces, evidence=evidence)
 
 
@@ -287,12 +221,8 @@ def validate_only(path: str | Path, engine: str | None = None,
     so `validate` and `analyze` never disagree on whether a bundle is valid."""
     bundle = open_bundle(path)
     with bundle, gc_paused():
-        early = Early()
-        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress, early=early)
-        from analyzer.model.build import build_cluster
-        from analyzer.targets.attempts import stored_attempts
-
-        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods, prepared=early.model)
+        loaded, pods = load_streamed(bundle, engine=engine, strict=True, progress=progress)
+        cluster = build_cluster(loaded, AcceleratorConfig(), pods=pods)
         return Checked(loaded=loaded, findings=cluster.findings.items + stored_attempts(loaded).findings)
 
 

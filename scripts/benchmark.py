@@ -43,7 +43,7 @@ for p in sorted(root.glob("*.json")) + sorted(root.glob("attempts/*.json")):
     docs.append(orjson.loads(data))
     del data
 import os
-os._exit(0)  # the floor is reading and parsing, not freeing it all at exit (the CLI leaves the same way)
+os._exit(0)  # the floor is reading and parsing, not freeing it all at exit
 """
 
 
@@ -80,8 +80,7 @@ os._exit(0)
 
 def run(cmd: list[str], out: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(seconds, peak RSS in bytes, exit status) of one child process; its stdout to `out` if given.
-    The peak is wait4's: the largest of the process and the worker it forks (each counted whole,
-    pages they share included), not their sum."""
+    The peak is wait4's: the largest of the process and any child it starts (each counted whole), not their sum."""
     start = time.perf_counter()
     sink = open(out, "wb") if out else subprocess.DEVNULL
     try:
@@ -168,7 +167,7 @@ def bench_analyzer(bundle: Path, runs: int, wanted: set[str]) -> None:
         "words-1": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
     }
     steps = {name: cmd for name, cmd in steps.items() if name in wanted}
-    envs = {"words-1": {"GPU_TRIAGE_WORKERS": "0"}}  # no worker process: what one core gives
+    envs = {"words-1": {"GPU_TRIAGE_WORKERS": "0"}}  # the one-process run (the parallel mode, where there is one, off)
     json_out = Path(tempfile.mkdtemp(prefix="gpu-triage-bench-")) / "verdicts.json"
     json_size = 0
     shapes = ""

@@ -221,12 +221,8 @@ def test_diff_between_a_bundle_and_the_same_cluster_as_a_must_gather_changes_no_
     assert "Targets: 0 appeared, 0 resolved, 0 changed word" in r.stdout
 
 
-def test_a_large_kind_shared_with_a_worker_a_file_at_a_time_gives_the_same_answer(tmp_path, monkeypatch):
-    """The pods' files split between this process and a forked worker (bundle/parts.py), as pods.json is."""
-    from analyzer.bundle import parts
-
-    monkeypatch.setattr(parts, "SHARE_FROM", 0)
-    monkeypatch.setenv("GPU_TRIAGE_WORKERS", "1")
+def test_pods_in_a_file_per_namespace_give_the_same_answer_and_a_bad_one_is_named(tmp_path):
+    """The pods' files read one after another into one index (bundle/parts.py); a finding names its own file."""
     src = RECORDINGS / "unexpected-admission-error-v1.36"
     out = convert("troubleshoot", src, tmp_path / "archive")
     assert words(out) == words(src)

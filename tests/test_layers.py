@@ -106,28 +106,24 @@ def test_bundle_file_names_are_written_only_in_the_catalog():
     assert found == []
 
 
-def test_reading_a_bundle_imports_neither_the_rules_nor_numpy_before_its_worker_starts():
-    # The worker reading pods.json is forked as soon as the file is split; this process imports the model, the
-    # rules and numpy while the worker reads (pipeline._the_rest). A module-level import of them in the reading
-    # path would put that fifth of a second back in front of the fork.
-    import subprocess
-    import sys
-
-    code = ("import sys, analyzer.pipeline, analyzer.model.pods_index, analyzer.bundle.validation; "
-            "print(sorted(m for m in ('numpy', 'analyzer.classify', 'analyzer.rules', 'analyzer.model.build', 'yaml') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-
-
-def test_the_parent_reads_less_of_pods_json_the_more_other_files_it_reads():
-    # The first split only: the worker then takes from the end of the parent's share (bundle/sharing.py).
-    from analyzer.bundle.forked import MEANWHILE_BYTES, parent_share
-
-    pods = 1_700 << 20
-    shares = [parent_share(pods, others, MEANWHILE_BYTES) for others in (0, 100 << 20, 340 << 20, 2_000 << 20)]
-    assert shares == sorted(shares, reverse=True) and 0.3 <= shares[-1] < shares[0] <= 0.8
-    assert parent_share(pods, 340 << 20) > parent_share(pods, 340 << 20, MEANWHILE_BYTES)
+def test_reading_and_classifying_is_one_process():
+    # One plain pass: read, validate and reduce each item, build the model, classify, write. No module forks,
+    # starts processes, shares memory between them or leaves without the interpreter's own exit.
+    banned_modules = {"multiprocessing", "concurrent.futures", "subprocess"}
+    banned_calls = {"fork", "forkpty", "memfd_create", "_exit", "posix_spawn"}
+    allowed = {ANALYZER / "replay" / "commands.py"}  # `shell` starts the user's shell beside the replayed API
+    found = []
+    for path in ANALYZER.rglob("*.py"):
+        if path in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.relative_to(REPO)}:{node.lineno} import {n}" for n in names
+                      if n in banned_modules or n.split(".")[0] == "multiprocessing"]
+            if isinstance(node, ast.Attribute) and node.attr in banned_calls:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} .{node.attr}")
+    assert found == []
 
 
 def test_a_bundle_without_dra_objects_answers_without_importing_the_dra_model():

@@ -3,7 +3,7 @@
 pods.json written by kubectl is split by its byte runs; each case below compares `validate` and `analyze` with
 the split on against the whole-document reading (test_streaming's reference): a recording as kubectl wrote it,
 a valid List where a non-object item sits between two pods (the split misreads it, the bundle is read again),
-the same with a worker sharing pods.json, a truncated pod (same error words), compact JSON (not the layout).
+a truncated pod (same error words), compact JSON (not the layout).
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from test_streaming import _shared, _split_small_files_too, _streamed, _whole_document  # noqa: F401 - autouse
+from test_streaming import _split_small_files_too, _streamed, _whole_document  # noqa: F401 - autouse
 
-from analyzer.bundle import forked
 from analyzer.bundle.layout import layout_split
 from helpers import LAB, copy_bundle, run_cli
 
@@ -30,10 +29,7 @@ def _write(bundle: Path, doc: dict, *, indent: int | None = 4) -> None:
 def _same(monkeypatch: pytest.MonkeyPatch, bundle: Path) -> dict:
     for strict in (True, False):
         want = _whole_document(monkeypatch, bundle, strict=strict)
-        with monkeypatch.context() as m:
-            m.setenv(forked.ENV, "0")
-            assert _streamed(bundle, strict=strict) == want
-        assert _shared(monkeypatch, bundle, strict=strict) == want
+        assert _streamed(bundle, strict=strict) == want
     return want
 
 
@@ -107,34 +103,7 @@ def test_compact_json_is_not_the_layout_and_answers_the_same(tmp_path: Path, mon
     assert _same(monkeypatch, bundle)["verdicts"]
 
 
-@pytest.mark.parametrize("share", [0.0, 0.3, 0.5, 0.8])
-@pytest.mark.parametrize("first_field", ["", "apiVersion"])
-def test_two_processes_scanning_their_own_parts_find_the_whole_split(share: float, first_field: str) -> None:
-    # The parent finds the items before the cut, the worker those after it, and numbers them after the
-    # parent's published starts: together they are the split one process makes.
-    data = (LAB / "pods.json").read_bytes()
-    whole = layout_split(data, ("apiVersion", "kind", "metadata"))[1]
-    mine = layout_split(data, ("apiVersion", "kind", "metadata"), first_field, scan=False)[1]
-    cut = mine.cut(share)
-    assert cut is not None
-    assert mine.most_before(cut) >= 1
-    mine.scan_until(cut)
-    stop = len(mine)
-    assert mine.partial and [mine[i] for i in range(stop)] == [whole[i] for i in range(stop)]
-    theirs = mine.after(cut)
-    theirs.behind(mine.starts[:stop], cut)
-    assert (theirs.starts, theirs.ends) == (whole.starts, whole.ends)
-    assert mine.most_before(cut) >= stop and mine.estimate() == len(whole)
-    mine.complete()
-    assert not mine.partial and mine.covered() == 1.0 and (mine.starts, mine.ends) == (whole.starts, whole.ends)
-
-
-def test_no_cut_after_the_last_items_start() -> None:
-    data = (LAB / "pods.json").read_bytes()
-    assert layout_split(data, ("apiVersion", "kind", "metadata"), scan=False)[1].cut(0.9999) is None
-
-
-def test_the_checksum_paused_for_a_fork_is_the_files_sha256() -> None:
+def test_the_checksum_paused_part_way_is_the_files_sha256() -> None:
     import hashlib
 
     from analyzer.bundle.checksum import Hasher
@@ -143,8 +112,6 @@ def test_the_checksum_paused_for_a_fork_is_the_files_sha256() -> None:
     hasher = Hasher(data)
     hasher.CHUNK = 1 << 16
     hasher.start()
-    hasher.pause()
-    hasher.resume()
     hasher.pause()  # and left paused: join() hashes the rest itself
     hasher.join()
     assert hasher.digest == hashlib.sha256(data).hexdigest()

@@ -92,23 +92,3 @@ def test_a_host_port_of_a_nominated_pod_is_held(tmp_path):
     assert "host port 8080/TCP is held by lab/filler-b (nominated here by preemption)" in v.reason
     lower = _both(_nominate(ports=True, gpus=False), _exhausted(2000, ports=True))
     assert verdict(copy_lab(tmp_path, name="lower", edit={"pods": lower}), "lab/exhausted").word == "fits-now"
-
-
-def test_a_workers_share_of_pods_json_keeps_its_nominated_pods():
-    """Large pods.json files are read in two shares (bundle/streaming.py): the nominated pods survive the merge."""
-    from conftest import lab_items
-
-    from analyzer.model.build import PodsIndex
-    from analyzer.model.views import Findings
-
-    pods = _nominate(ports=True)(lab_items("pods"))
-    one = PodsIndex(file="pods.json", findings=Findings())
-    for i, p in enumerate(pods):
-        one.add(f"$.items[{i}]", p)
-    head = PodsIndex(file="pods.json", findings=Findings())
-    tail = head.part()
-    for i, p in enumerate(pods):
-        (head if p["metadata"]["name"] < "filler-a" else tail).add(f"$.items[{i}]", p)
-    assert head.merge(tail.summary())
-    assert head.nominated == one.nominated == [("lab", "filler-b", "gpu-ok", 1000, {"cpu": 500, "memory": 2**30, GPU: 1},
-                                                (("TCP", 8080, "0.0.0.0"),))]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.bundle import forked, streaming
+from analyzer.bundle import streaming
 from analyzer.bundle.reading import open_bundle
 from analyzer.bundle.validation import load_documents
 from analyzer.classify import classify_all
@@ -49,7 +49,7 @@ def _whole_document(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool
 
     with monkeypatch.context() as m:
         m.setattr(streaming, "_split", never)
-        m.setattr(streaming, "layout_split", lambda data, fields, first_field="", scan=True: None)
+        m.setattr(streaming, "layout_split", lambda data, fields, first_field="": None)
         try:
             with open_bundle(path) as bundle:
                 loaded = load_documents(bundle, strict=strict)
@@ -86,23 +86,10 @@ def _streamed(path: Path, *, strict: bool) -> dict:
             "findings": findings, "verdicts": verdicts}
 
 
-def _shared(monkeypatch: pytest.MonkeyPatch, path: Path, *, strict: bool) -> dict:
-    """The streamed path with every List of two or more items shared with a worker process (bundle/forked.py),
-    as pods.json is on a large bundle."""
-    with monkeypatch.context() as m:
-        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
-        m.setenv(forked.ENV, "1")
-        return _streamed(path, strict=strict)
-
-
 def _same(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
     for strict in (True, False):
         want = _whole_document(monkeypatch, path, strict=strict)
-        with monkeypatch.context() as m:
-            m.setenv(forked.ENV, "0")
-            got = _streamed(path, strict=strict)
-        assert got == want, ("validate" if strict else "analyze", path)
-        assert _shared(monkeypatch, path, strict=strict) == want, ("shared with a worker", strict, path)
+        assert _streamed(path, strict=strict) == want, ("validate" if strict else "analyze", path)
 
 
 @pytest.mark.parametrize("bundle", RECORDED, ids=lambda p: p.name)
@@ -117,57 +104,8 @@ def test_generated_bundle_streams_to_the_same_answers(generated: Path, monkeypat
 @pytest.mark.slow
 def test_the_500_node_15000_pod_bundle_streams_to_the_same_answers(generated_large: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 10's own case: 15,000 pods are above SPLIT_MIN_ITEMS, so pods.json is shared with a worker by
-    default, not only when a test forces it; validate and analyze answer as the whole-document reading does.
-    (The single-process streamed path is compared on every other bundle of this file.)"""
-    assert streaming.SPLIT_MIN_ITEMS <= 15000
-    for strict in (True, False):
-        want = _whole_document(monkeypatch, generated_large, strict=strict)
-        with monkeypatch.context() as m:
-            m.setenv(forked.ENV, "1")
-            made = _counting_children(m)
-            got = _streamed(generated_large, strict=strict)
-        assert made == [1], "pods.json was not shared with a worker by default"
-        assert got == want, "validate" if strict else "analyze"
-
-
-def _counting_children(m: pytest.MonkeyPatch) -> list[int]:
-    made: list[int] = []
-
-    class Counting(forked.Child):
-        def __init__(self, work) -> None:
-            made.append(1)
-            super().__init__(work)
-
-    m.setattr(forked, "Child", Counting)
-    return made
-
-
-def test_pods_are_shared_with_a_worker_and_answer_the_same(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The worker really reads the second share (one child per run), and the answers do not move."""
-    with monkeypatch.context() as m:
-        m.setenv(forked.ENV, "0")
-        want = _streamed(generated, strict=False)
-    with monkeypatch.context() as m:
-        made = _counting_children(m)
-        got = _shared(monkeypatch, generated, strict=False)
-    assert made == [1]  # pods.json only: the other kinds are kept whole, not shared
-    assert got == want and got["verdicts"]
-
-
-def test_a_lost_worker_is_redone_here(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker that fails (its share raises, as a killed one would give nothing) changes no answer."""
-    def lost(*args: object, **kwargs: object) -> tuple:
-        raise RuntimeError("worker lost")
-
-    with monkeypatch.context() as m:
-        m.setenv(forked.ENV, "0")
-        want = _streamed(generated, strict=False)
-    with monkeypatch.context() as m:
-        made = _counting_children(m)
-        m.setattr(streaming, "worker_share", lost)
-        assert _shared(monkeypatch, generated, strict=False) == want
-    assert made == [1]
+    """Issue 10's own case: validate and analyze answer as the whole-document reading does."""
+    _same(monkeypatch, generated_large)
 
 
 def _with_pods(src: Path, dest: Path, change) -> Path:
@@ -177,9 +115,9 @@ def _with_pods(src: Path, dest: Path, change) -> Path:
     return out
 
 
-def test_a_pod_in_both_shares_is_named_as_reading_in_one_pass_names_it(generated: Path, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first pod again as the last item: the worker's share holds the second copy; the finding names it."""
+def test_a_pod_given_twice_is_named_at_its_second_copy(generated: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pod again as the last item: the finding names the second copy."""
     def again(doc: dict) -> bytes:
         doc["items"].append(doc["items"][0])
         return json.dumps(doc).encode()
@@ -187,14 +125,14 @@ def test_a_pod_in_both_shares_is_named_as_reading_in_one_pass_names_it(generated
     bundle = _with_pods(generated, tmp_path, again)
     _same(monkeypatch, bundle)
     last = len(json.loads((bundle / "pods.json").read_text())["items"]) - 1
-    assert any(f"$.items[{last}].metadata.name" in f for f in _shared(monkeypatch, bundle, strict=False)["findings"])
+    assert any(f"$.items[{last}].metadata.name" in f for f in _streamed(bundle, strict=False)["findings"])
 
 
 @pytest.mark.parametrize("indent", [None, 4], ids=["one-line", "kubectl-layout"])
-def test_an_unreadable_item_in_the_workers_share_is_a_finding_and_the_rest_are_read(
+def test_an_unreadable_item_is_a_finding_and_the_rest_are_read(
         generated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indent: int | None) -> None:
-    """A number orjson refuses (1e400) in the last pod, read by the worker: that item is a finding at its path
-    (with orjson's words), every other pod is read, the same as reading in one process or the whole document."""
+    """A number orjson refuses (1e400) in the last pod: that item is a finding at its path (with orjson's words),
+    every other pod is read, the same as reading the whole document."""
     def infinite(doc: dict) -> bytes:
         doc["items"][-1]["metadata"]["labels"] = {"size": "MARK"}
         return json.dumps(doc, indent=indent).encode().replace(b'"MARK"', b"1e400")
@@ -203,7 +141,7 @@ def test_an_unreadable_item_in_the_workers_share_is_a_finding_and_the_rest_are_r
     reseal(bundle)  # four spaces of indent make it larger than the manifest says: only the 1e400 is under test
     _same(monkeypatch, bundle)
     last = len(json.loads((generated / "pods.json").read_bytes())["items"]) - 1
-    got = _shared(monkeypatch, bundle, strict=False)
+    got = _streamed(bundle, strict=False)
     assert "error" not in got and got["verdicts"]
     [finding] = [v for v in got["violations"] if "number is infinity" in v]
     assert finding.startswith(f"pods.json: $.items[{last}]: expected a JSON item")
@@ -303,34 +241,10 @@ def test_progress_line_on_a_terminal_and_never_in_a_pipe(tmp_path: Path) -> None
     assert quiet.stdout == piped.stdout and quiet.stderr == b""
 
 
-def test_a_pod_asked_by_name_is_found_in_the_workers_share(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`why NS/NAME` on a running pod near the end of pods.json (read by the worker): the same pod is answered."""
-    items = json.loads((generated / "pods.json").read_text())["items"]
-    pod = next(p for p in reversed(items) if p["spec"].get("nodeName") and p["status"].get("phase") == "Running")
-    keep = (pod["metadata"]["namespace"], pod["metadata"]["name"])
-
-    def asked() -> dict:
-        analysis = analyse(generated, Options(), classify=False, keep=keep)
-        analysis.bundle.close()
-        asked = analysis.cluster.asked
-        assert asked is not None
-        return {"key": asked.key, "spec": asked.spec, "status": asked.status, "source": asked.source}
-
-    with monkeypatch.context() as m:
-        m.setenv(forked.ENV, "0")
-        want = asked()
-    with monkeypatch.context() as m:
-        made = _counting_children(m)
-        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
-        m.setenv(forked.ENV, "1")
-        assert asked() == want
-    assert made == [1] and want["key"] == "/".join(keep)
-
-
-def test_a_second_copy_within_the_workers_share_is_named_as_one_pass_names_it(generated: Path, tmp_path: Path,
-                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The last pod repeats the uid of the one before it and the name of the first: read in one pass the name is
-    checked first, so the finding names the name, not the uid (the worker's part is read again here)."""
+def test_a_second_copy_by_name_and_uid_is_named_by_its_name(generated: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last pod repeats the uid of the one before it and the name of the first: the name is checked first,
+    so the finding names the name, not the uid."""
     def twin(doc: dict) -> bytes:
         items = doc["items"]
         items[-1]["metadata"]["uid"] = items[-2]["metadata"]["uid"]
@@ -341,64 +255,8 @@ def test_a_second_copy_within_the_workers_share_is_named_as_one_pass_names_it(ge
     bundle = _with_pods(generated, tmp_path, twin)
     _same(monkeypatch, bundle)
     last = len(json.loads((bundle / "pods.json").read_text())["items"]) - 1
-    assert any(f"$.items[{last}].metadata.name" in f for f in _shared(monkeypatch, bundle, strict=True)["violations"]
-               + _shared(monkeypatch, bundle, strict=False)["findings"])
-
-
-def test_a_parent_that_ignores_sigchld_still_gets_the_workers_share(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A launcher may start us with SIGCHLD ignored (the kernel then reaps children itself): the worker's
-    result is still used, not an internal error."""
-    import signal
-
-    with monkeypatch.context() as m:
-        m.setenv(forked.ENV, "0")
-        want = _streamed(generated, strict=False)
-    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    try:
-        with monkeypatch.context() as m:
-            made = _counting_children(m)
-            got = _shared(monkeypatch, generated, strict=False)
-    finally:
-        signal.signal(signal.SIGCHLD, before)
-    assert made == [1] and got == want
-
-
-def _children() -> list[int]:
-    me = str(os.getpid())
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:
-            out.append(int(stat.parent.name))
-    return out
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts child processes through /proc")
-def test_a_run_that_fails_while_the_worker_reads_leaves_no_worker_behind(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Out of memory (or Ctrl-C) in this process while the worker reads its share: the worker is stopped and
-    reaped, not left writing to a pipe nobody reads."""
-    from analyzer.model.build import PodsIndex
-
-    original = PodsIndex.add
-
-    def failing(self, path: str, item: dict):
-        if path == "$.items[10]":
-            raise MemoryError
-        return original(self, path, item)
-
-    before = set(_children())  # other tests' processes, if any are still around
-    with monkeypatch.context() as m:
-        made = _counting_children(m)
-        m.setattr(PodsIndex, "add", failing)
-        m.setattr(streaming, "SPLIT_MIN_ITEMS", 2)
-        m.setenv(forked.ENV, "1")
-        with pytest.raises(MemoryError):
-            analyse(generated, Options(), classify=False)
-    assert made == [1]
-    assert set(_children()) <= before
+    assert any(f"$.items[{last}].metadata.name" in f for f in _streamed(bundle, strict=True)["violations"]
+               + _streamed(bundle, strict=False)["findings"])
 
 
 def test_a_small_file_not_in_kubectls_layout_is_read_whole_with_the_same_answers(tmp_path: Path,

@@ -9,13 +9,9 @@ import threading
 
 class Hasher:
     """sha256 of one file on the other core while this one splits and parses (hashlib releases the GIL on large
-    buffers). In chunks, so it can stop for a fork (no thread of ours may run while the process forks: the
-    worker would inherit a half-held lock) and go on after it, instead of holding the fork back until done."""
+    buffers). In chunks, so it can stop (pause) when the reading fails and the file is about to be closed."""
 
-    CHUNK = 32 << 20  # a pause waits for at most one chunk (about 15 ms)
-    # The first chunks are small: a fork comes a few milliseconds after the hashing of pods.json starts, and its
-    # pause waited for most of a whole chunk; later ones are large, so the thread seldom asks for the GIL.
-    FIRST_CHUNK = 1 << 20
+    CHUNK = 32 << 20  # a pause waits for at most one chunk (about 15 ms); large, so the thread seldom asks for the GIL
 
     def __init__(self, data: bytes | mmap.mmap) -> None:
         self.data = data
@@ -30,7 +26,7 @@ class Hasher:
         drop = getattr(self.data, "madvise", None) if hasattr(mmap, "MADV_DONTNEED") else None
         try:
             while self._at < len(view) and not self._stop:
-                end = min(self._at + min(self.CHUNK, max(self.FIRST_CHUNK, self._at)), len(view))
+                end = min(self._at + self.CHUNK, len(view))
                 self._sha.update(view[self._at:end])
                 if drop is not None:  # the hashed pages leave this process (they stay in the page cache)
                     try:
@@ -47,15 +43,11 @@ class Hasher:
         self._thread.start()
 
     def pause(self) -> None:
-        """Stop the thread after its chunk (before a fork); resume() goes on where it stopped."""
+        """Stop the thread after its chunk; join() then hashes the rest here."""
         self._stop = True
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-
-    def resume(self) -> None:
-        if self._at < len(self.data):
-            self.start()
 
     def join(self) -> None:
         """Wait for the digest (hashing the rest here if the thread is paused)."""

@@ -87,20 +87,26 @@ class SchemaSet:
     def __init__(self, engine: str | None = None) -> None:
         self.engine = engine or _default_engine()
         self._make = ENGINES[self.engine]
-        self._cache: dict[str, object] = {}
+        self._wholes: dict[str, Compiled] = {}
+        self._splits: dict[str, tuple[Compiled, Compiled] | None] = {}
 
     def whole(self, name: str) -> Compiled:
-        key = f"whole:{name}"
-        if key not in self._cache:
-            self._cache[key] = self._make(schema_files.load_schema(name))
-        return self._cache[key]  # type: ignore[return-value]
+        if name not in self._wholes:
+            self._wholes[name] = self._make(schema_files.load_schema(name))
+        return self._wholes[name]
+
+    def list_checks(self, name: str) -> tuple[Compiled, Compiled]:
+        """(envelope, item) of a kind read as a List: every kind of the catalog has both."""
+        found = self.split(name)
+        if found is None:
+            raise AssertionError(f"no List schema for {name!r}: the catalog names only kinds that have one")
+        return found
 
     def split(self, name: str) -> tuple[Compiled, Compiled] | None:
-        key = f"split:{name}"
-        if key not in self._cache:
+        if name not in self._splits:
             parts = schema_files.envelope_and_item(name)
-            self._cache[key] = None if parts is None else (self._make(parts[0]), self._make(parts[1]))
-        return self._cache[key]  # type: ignore[return-value]
+            self._splits[name] = None if parts is None else (self._make(parts[0]), self._make(parts[1]))
+        return self._splits[name]
 
 
 # -- formatting ------------------------------------------------------------------

@@ -11,46 +11,33 @@ is a BundleError naming it: the caller records it and reads the kind's other fil
 from __future__ import annotations
 
 import bisect
-import functools
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
-from analyzer.bundle import forked
-from analyzer.bundle.engines import Compiled, SchemaSet, findings_of, violations
+from analyzer.bundle.engines import Compiled, SchemaSet, findings_of
 from analyzer.bundle.formats import ARRAY, LIST, OBJECT, Part
 from analyzer.bundle.reading import Bundle, parse_json
-from analyzer.bundle.sharing import Add, ItemSink
-from analyzer.bundle.streaming import KeepAll, KeepIf, Progress, check_envelope, stream_list
+from analyzer.bundle.streaming import Add, ItemSink, KeepAll, KeepIf, Progress, check_envelope, stream_list
 from analyzer.errors import BundleError
 
 # PyYAML holds about twenty times a file's size while it builds it: no namespace's file comes near this.
 MAX_YAML_BYTES = 256 * 2**20
 
 
-class _OnePart:
-    """The caller's sink, seen by the streaming reader as a plain one: one namespace's file is never split between
-    processes (stream_list forks only for a sink that can be split; read_kind shares whole files instead), so
-    nothing is left pending."""
+@runtime_checkable
+class NamesFile(Protocol):
+    """A sink that names the file its items came from (the pods' index: in its findings and each target's source)."""
 
-    def __init__(self, sink: ItemSink) -> None:
-        self.sink = sink
-
-    def add(self, path: str, item: dict) -> object:
-        return self.sink.add(path, item)
-
-    def add_invalid(self, path: str, item: object, violations: list) -> None:
-        self.sink.add_invalid(path, item, violations)
+    file: str
 
 
 def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
               strict: bool, unreadable: list[BundleError], progress: Callable[[str], Progress | None] | None,
               starts: list[tuple[int, str]] | None = None) -> int:
     """Every file of one kind into its sink; returns how many objects. A file that cannot be read is recorded in
-    `unreadable` (raised under `strict`) and the kind's other files are still read. A large kind whose sink can be
-    split (pods) is shared with a worker process, a file at a time: the later files are read there meanwhile.
+    `unreadable` (raised under `strict`) and the kind's other files are still read.
     `starts` (a kept kind): each file's first item in the sink's numbering, and its shape (path_in_file)."""
-    mine, child = _shared(bundle, parts, kind=kind, schemas=schemas, sink=sink)
     count = 0
-    for part in mine:
+    for part in parts:
         if starts is not None and isinstance(sink, KeepAll):
             shape = "$.items" if part.shape == LIST or (part.shape == ARRAY and part.yaml) else part.shape
             starts.append((sink.seen if isinstance(sink, KeepIf) else len(sink.items), shape))
@@ -63,21 +50,7 @@ def read_kind(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: Sc
             unreadable.append(exc)
         if tick is not None:
             tick(1, 1)
-    if child is None:
-        return count
-    result = child.result()
-    if result is not None and sink.merge(result[0]):  # type: ignore[attr-defined]
-        _summary, found, errors, theirs = result  # type: ignore[misc]
-        for file, triples in found:
-            add(file, triples)
-        for file, message, path in errors:
-            if strict:
-                raise BundleError(file, message, path)
-            unreadable.append(BundleError(file, message, path))
-        return count + theirs
-    rest = parts[len(mine):]  # the worker failed, or its part cannot be merged exactly: read here
-    return count + read_kind(bundle, rest, kind=kind, schemas=schemas, sink=_OnePart(sink), add=add, strict=strict,
-                             unreadable=unreadable, progress=progress)
+    return count
 
 
 def path_in_file(starts: tuple[tuple[int, str], ...], at: int) -> str:
@@ -100,63 +73,23 @@ def files_label(parts: tuple[Part, ...]) -> str:
                     for c in zip(*split))
 
 
-SHARE_FROM = 16 * 2**20  # below this a worker costs more (fork, the summary's pickling) than it saves
-
-
-def _shared(bundle: Bundle, parts: tuple[Part, ...], *, kind: str, schemas: SchemaSet, sink: ItemSink
-            ) -> tuple[tuple[Part, ...], forked.Child | None]:
-    """(the files this process reads, the worker reading the others or None). The cut is at half the bytes."""
-    if not hasattr(sink, "part") or len(parts) < 2 or not forked.available():
-        return parts, None
-    sizes = [bundle.size(p.path) for p in parts]
-    total = sum(sizes)
-    if total < SHARE_FROM:
-        return parts, None
-    cut, seen = 0, 0
-    while cut < len(parts) - 1 and seen + sizes[cut] <= total / 2:
-        seen += sizes[cut]
-        cut += 1
-    cut = max(cut, 1)
-    child = forked.start(functools.partial(_worker, bundle, parts[cut:], kind, schemas, sink))
-    return (parts, None) if child is None else (parts[:cut], child)
-
-
-def _worker(bundle: Bundle, parts: tuple[Part, ...], kind: str, schemas: SchemaSet, sink: ItemSink) -> tuple:
-    """In the worker: the files into a fresh part of the sink; (its summary, the findings in order, the
-    unreadable files, the object count), pickled back."""
-    part = sink.part()  # type: ignore[attr-defined]
-    found: list[tuple[str, list]] = []
-    errors: list[tuple[str, str, str]] = []
-
-    def add(file: str, triples: list) -> list:
-        found.append((file, triples))
-        return violations(file, triples)
-
-    count = 0
-    for p in parts:
-        try:
-            count += read_part(bundle, p, kind=kind, schemas=schemas, sink=part, add=add)
-        except BundleError as exc:
-            errors.append((exc.file, exc.message, exc.path))
-    return part.summary(), found, errors, count
-
-
 def read_part(bundle: Bundle, part: Part, *, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add) -> int:
     """Every object of one file into `sink`; returns how many. Raises BundleError naming the file."""
-    envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
-    if hasattr(sink, "file"):
+    envelope_check, item_check = schemas.list_checks(kind)
+    if isinstance(sink, NamesFile):
         # The pods' sink names the file in its own findings and in each target's source: this file, not pods.json.
-        sink.file = part.path  # type: ignore[attr-defined]
+        sink.file = part.path
     if part.shape == LIST and not part.yaml and part.only_name is None:
         return stream_list(data=bundle.read_mapped(part.path), file=part.path, kind=kind, schemas=schemas,
-                           sink=_OnePart(sink), add=add).count
+                           sink=sink, add=add).count
     doc = _yaml(bundle, part.path) if part.yaml else parse_json(bundle.read_bytes(part.path), part.path)
     if part.shape == LIST or (part.shape == ARRAY and isinstance(doc, dict) and "items" in doc):
         if part.yaml:
             _bounded(doc if not isinstance(doc, dict) else {k: v for k, v in doc.items() if k != "items"},
                      part.path, "$")
         check_envelope(envelope_check, doc, part.path)
-        return _visit(doc["items"], ("items",), part, item_check, sink, add)  # type: ignore[index]
+        assert isinstance(doc, dict)  # the envelope schema passed: an object with an `items` array
+        return _visit(doc["items"], ("items",), part, item_check, sink, add)
     if part.shape == ARRAY:
         if not isinstance(doc, list):
             raise BundleError(part.path, f"expected an array of objects, found {type(doc).__name__}", "$")

@@ -143,7 +143,7 @@ class Bundle:
 
     def read_mapped(self, rel: str) -> bytes | mmap.mmap:
         """The whole file, as read_bytes, but a large one is mapped rather than copied: its pages are the
-        kernel's page cache, shared with a forked worker and never copied into this process (1.6 GB of
+        kernel's page cache, never copied into this process (1.6 GB of
         pods.json costs no read time and no private memory). Unmapped when the last slice of it is dropped.
         (A file truncated by someone else while it is mapped would fault: bundles are read-only evidence.)"""
         p, size, _ = self._checked_size(rel)

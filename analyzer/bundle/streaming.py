@@ -13,29 +13,35 @@ about malformed input stays word for word what it was.
 
 from __future__ import annotations
 
-import functools
 import mmap
 from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 import orjson
 
-from analyzer.bundle import forked
-from analyzer.bundle.forked import PARENT_SHARE
 from analyzer.bundle import schemas as schema_files
 from analyzer.bundle.catalog import BY_NAME, MANIFEST
-from analyzer.bundle.checksum import Hasher
 from analyzer.bundle import layout
 from analyzer.bundle.layout import LAYOUT_SPLIT, Slices, layout_split
 from analyzer.bundle.engines import Compiled, SchemaSet, Violation, findings_of
+from analyzer.bundle.item_errors import unreadable_item
 from analyzer.bundle.reading import parse_json
-from analyzer.bundle.sharing import (Add, ItemSink, Pending, Published, Shares, Splittable, chunk_of, visit,
-                                     worker_share)
 from analyzer.errors import BundleError
 
 
 Progress = Callable[[int, int], None]  # (items done, items in the file)
+Add = Callable[[str, list[tuple[str, str, str]]], list[Violation]]  # Loaded.add: records findings, gives them back
+
+
+class ItemSink(Protocol):
+    """Where the items of one kind go, one at a time, in file order."""
+
+    def add(self, path: str, item: dict) -> object:
+        """A schema-valid item (`path`: its JSON path, `$.items[N]` or `$`)."""
+
+    def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
+        """An item the schema refused, with its findings."""
 
 
 @dataclass
@@ -65,23 +71,23 @@ class KeepIf(KeepAll):
     invalid_too: bool = False
     seen: int = 0
     single: bool = False  # the file held one object (path "$"), not a List
-
-    def __post_init__(self) -> None:
-        self.positions = []
+    positions: list[int] = field(default_factory=list)
 
     def add(self, path: str, item: dict) -> None:
         if self.wanted(item):
             self.items.append(item)
-            self.positions.append(self.seen)  # type: ignore[union-attr]
+            self.positions.append(self.seen)
         self.seen += 1
         self.single = path == "$"
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
         # Its findings are already reported; kept only for a reader that names invalid items it needs.
+        # type: ignore below: `wanted` takes the dict a valid item is; with invalid_too it is asked of any item, and
+        # the predicates given then (pipeline._Wanted.owner) read what they are given defensively.
         if self.invalid_too and self.wanted(item):  # type: ignore[arg-type]
             self.invalid[len(self.items)] = violations
             self.items.append(item)
-            self.positions.append(self.seen)  # type: ignore[union-attr]
+            self.positions.append(self.seen)
         self.seen += 1
         self.single = path == "$"
 
@@ -90,9 +96,8 @@ class KeepIf(KeepAll):
 class Streamed:
     """What streaming one file gave: how many items, and whether it held a single object."""
 
-    count: int  # with a pending worker's share 0: Pending.count has them all
+    count: int
     single: bool
-    pending: "Pending | None" = None  # the worker's share, when one reads it (stream_list)
 
 
 class EnvelopeError(BundleError):
@@ -154,7 +159,7 @@ def _decoding_split(data: bytes | mmap.mmap, kind: str) -> tuple[dict, list]:
             except msgspec.ValidationError:
                 top = None  # another top-level field, or items not an array: the two-pass split decides
         if top is not None:
-            items = top.items  # type: ignore[attr-defined]
+            items = top.items  # type: ignore[attr-defined]  # msgspec made its type at run time (_envelope_type)
             fields = {name: getattr(top, f"f{i}") for i, name in enumerate(names)}
             fields = {name: raw for name, raw in fields.items() if len(raw)}  # an empty slice: the field is absent
         else:
@@ -190,7 +195,7 @@ _split = _decoding_split  # the fast path's name for it (a test turns the fast p
 def _unmap_pages(data: bytes | mmap.mmap) -> None:
     """The split touched every page of a mapped file; let them go from this process (they stay in the page
     cache, and each item's pages come back as it is read). Without this the whole file would count as this
-    process's memory until its last item is read (and, once forked, the worker's too)."""
+    process's memory until its last item is read."""
     if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
         try:
             data.madvise(mmap.MADV_DONTNEED)
@@ -198,26 +203,20 @@ def _unmap_pages(data: bytes | mmap.mmap) -> None:
             pass
 
 
-SPLIT_MIN_ITEMS = 5_000  # below this a worker costs more (fork, pickling) than it saves
 # A file not in kubectl's layout below this size is parsed whole by orjson (the whole-document path): splitting it
 # would cost more (msgspec's import alone is 10 ms) than keeping it whole while its items are read.
 WHOLE_BELOW = 1 << 20
 
 
 def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: SchemaSet, sink: ItemSink, add: Add,
-                progress: Progress | None = None, hasher: Hasher | None = None, share: float = PARENT_SHARE) -> Streamed:
-    """Validate every item of one List and hand it to `sink`. `add(file, findings)` records findings
-    (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole path).
-    A large List given to a Splittable sink is shared with a worker process (bundle/sharing.py): the worker
-    reads the items after the first `share` of the bytes (forked.parent_share) at once (in kubectl's layout it
-    also finds where they start), and `Streamed.pending` must be finished (or abandoned) by the caller: that
-    reads this process's items, whatever the worker has not taken from their end meanwhile. The caller's
-    checksum `hasher` pauses while the process forks. The caller drops `data` afterwards; nothing here keeps it."""
-    envelope_check, item_check = schemas.split(kind)  # type: ignore[misc]
-    shared = hasattr(sink, "part") and forked.available()
+                progress: Progress | None = None) -> Streamed:
+    """Validate every item of one List and hand it to `sink`, in file order. `add(file, findings)` records
+    findings (Loaded.add). Raises BundleError for a file that is not a usable List (the message of the whole
+    path). The caller drops `data` afterwards; nothing here keeps it."""
+    envelope_check, item_check = schemas.list_checks(kind)
     try:
         names = _envelope_fields(kind)
-        found = (layout_split(data, names, BY_NAME[kind].first_field, scan=not shared)
+        found = (layout_split(data, names, BY_NAME[kind].first_field)
                  if LAYOUT_SPLIT.get() and names is not None else None)
         if found is None and len(data) < WHOLE_BELOW:
             raise _NotPlain  # small: read whole (an empty List is not in the layout: kubectl writes `"items": []`)
@@ -229,20 +228,6 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     check_envelope(envelope_check, envelope, file)
     del envelope
     _unmap_pages(data)
-    if shared and isinstance(raws, Slices):  # kubectl's layout, nothing scanned yet: each process scans its part
-        cut = raws.cut(share) if raws.estimate() >= SPLIT_MIN_ITEMS else None
-        if cut is not None:
-            pending = _fork_scanning(data, raws, cut, file=file, item_check=item_check, sink=sink, add=add,
-                                     hasher=hasher)
-            if pending is not None:
-                return Streamed(count=0, single=False, pending=pending)
-    elif shared and len(raws) >= SPLIT_MIN_ITEMS:
-        pending = _fork(data, raws, max(1, int(len(raws) * share)), len(raws), file=file, item_check=item_check,
-                        sink=sink, add=add, hasher=hasher)
-        if pending is not None:
-            return Streamed(count=0, single=False, pending=pending)
-    if isinstance(raws, Slices):
-        raws.complete()
     total = len(raws)
     tick = None if progress is None else (lambda i: progress(i, total))
     visit(raws, 0, total, file=file, item_check=item_check, sink=sink, add=add, progress=tick)
@@ -251,57 +236,38 @@ def stream_list(*, data: bytes | mmap.mmap, file: str, kind: str, schemas: Schem
     return Streamed(count=total, single=False)
 
 
-def _fork(data: bytes | mmap.mmap, raws: list, stop: int, total: int, *, file: str, item_check: Compiled,
-          sink: Splittable, add: Add, hasher: Hasher | None) -> Pending | None:
-    """A worker reading the items from `stop` on (and taking from the end of this process's), or None when
-    none could be forked."""
-    shares = Shares(stop)
-    chunk = chunk_of(stop)
-    child = _start(functools.partial(worker_share, raws, stop, file=file, item_check=item_check, sink=sink,
-                                     shares=shares, least=chunk), hasher)
-    if child is None:
-        shares.close()
-        return None
-    return Pending(child=child, shares=shares, data=data, raws=raws, file=file, item_check=item_check, sink=sink,
-                   add=add, chunk=chunk, total=total)
-
-
-def _fork_scanning(data: bytes | mmap.mmap, raws: Slices, cut: int, *, file: str, item_check: Compiled,
-                   sink: Splittable, add: Add, hasher: Hasher | None) -> Pending | None:
-    """A worker for the items after the separator at `cut`, forked before either process has found an item: each
-    scans its own part (a tenth of a second of one core on 1.7 GB), this one publishes where its items start."""
-    shares = Shares(0)
-    published = Published(raws.most_before(cut))
-    child = _start(functools.partial(worker_share, raws, 0, file=file, item_check=item_check, sink=sink,
-                                     shares=shares, least=0, cut=cut, published=published), hasher)
-    if child is None:
-        shares.close()
-        published.close()
-        return None
-    try:
-        raws.scan_until(cut)
-        stop = len(raws)
-        shares.begin(stop)
-        published.publish(raws.starts[:stop])
-    except BaseException:
-        child.abandon()
-        shares.close()
-        raise
-    finally:
-        published.close()
-    total = int(stop / max(raws.covered(), 1e-9))  # an estimate, for the progress line
-    return Pending(child=child, shares=shares, data=data, raws=raws, file=file, item_check=item_check, sink=sink,
-                   add=add, chunk=chunk_of(stop), total=total)
-
-
-def _start(work: Callable[[], object], hasher: Hasher | None) -> forked.Child | None:
-    if hasher is not None:
-        hasher.pause()  # no thread of ours running while the process forks
-    try:
-        return forked.start(work)
-    finally:
-        if hasher is not None:
-            hasher.resume()
+def visit(raws: list | Slices, lo: int, hi: int, *, file: str, item_check: Compiled, sink: ItemSink, add: Add,
+          progress: Callable[[int], None] | None = None) -> None:
+    """Items lo..hi-1: parse, validate, hand to the sink, drop. An item orjson refuses is a finding at its
+    path (bundle/item_errors.py), handed to the sink as an invalid item with what of it can be read; the
+    others are read (LayoutMisread instead when the split, not the file, was wrong)."""
+    is_valid = item_check.is_valid
+    loads = orjson.loads
+    release = raws.release if isinstance(raws, Slices) else None
+    for i in range(lo, hi):
+        raw = raws[i]
+        raws[i] = None  # the slice goes as soon as its item is read
+        path = f"$.items[{i}]"
+        try:
+            item = loads(memoryview(raw))
+        except orjson.JSONDecodeError as exc:
+            start = None
+            if isinstance(raws, Slices):
+                raws.check_misread()
+                start = raws.starts[i]
+            stub, finding = unreadable_item(raw, exc, path, start)
+            sink.add_invalid(path, stub, add(file, [finding]))
+            continue
+        del raw
+        if is_valid(item):
+            sink.add(path, item)
+        else:
+            sink.add_invalid(path, item, add(file, findings_of(item_check, item, ("items", i))))
+        if not i & 1023:
+            if progress is not None:
+                progress(i)
+            if release is not None:
+                release(i)
 
 
 def check_envelope(envelope_check: Compiled, doc: object, file: str) -> None:
@@ -334,7 +300,8 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
         items, single = [doc], True
     else:
         check_envelope(envelope_check, doc, file)
-        items, single = doc["items"], False  # type: ignore[index]
+        assert isinstance(doc, dict)  # the envelope schema passed: an object with an `items` array
+        items, single = doc["items"], False
     del doc
     is_valid = item_check.is_valid
     total = len(items)
@@ -354,5 +321,5 @@ def _whole(*, data: bytes, file: str, kind: str, envelope_check: Compiled, item_
     return Streamed(count=total, single=single)
 
 
-__all__ = ["EnvelopeError", "ItemSink", "KeepAll", "KeepIf", "MANIFEST", "Pending", "Progress", "Splittable", "Streamed",
-           "stream_list"]
+__all__ = ["Add", "EnvelopeError", "ItemSink", "KeepAll", "KeepIf", "MANIFEST", "Progress", "Streamed", "stream_list",
+           "visit"]

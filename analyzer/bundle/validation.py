@@ -25,7 +25,6 @@ from analyzer.bundle.reading import Bundle
 from analyzer.bundle.checksum import start_hash
 from analyzer.bundle.formats import Format
 from analyzer.bundle.parts import files_label, path_in_file, read_kind
-from analyzer.bundle.forked import MEANWHILE_BYTES, PARENT_SHARE, parent_share
 from analyzer.bundle.streaming import EnvelopeError, ItemSink, KeepAll, KeepIf, Progress, stream_list
 from analyzer.errors import BundleError
 
@@ -119,30 +118,17 @@ def read_checked(loaded: Loaded, rel: str) -> object:
     return doc
 
 
-@dataclass(frozen=True, kw_only=True)
-class Deferred:
-    """A share of one file's items a worker process is still reading: `finish()` merges it in (raising the
-    file's BundleError as reading it here would), `abandon()` stops the worker."""
-
-    finish: Callable[[], None]
-    abandon: Callable[[], None]
-
-
 def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink | None,
-                 progress: Callable[[str], Progress | None] | None, share: float = PARENT_SHARE
-                 ) -> tuple[Document | None, "Deferred | None"]:
+                 progress: Callable[[str], Progress | None] | None) -> Document | None:
     """Read one List once, its items one at a time (bundle/streaming.py). With a caller's `sink` (pods)
     nothing is kept here and the Document is None; otherwise the items are kept as a Document (small kinds).
-    The second value, when not None, finishes a List shared with a worker process (bundle/sharing.py): it reads
-    this process's share of the items and merges the worker's; the caller reads other files first, and must
-    call it before using the sink."""
+    The file's size and checksum are checked by a thread while its items are read."""
     rel = f"{kind}.json"
     data = loaded.bundle.read_mapped(rel)
     size = len(data)
     index = loaded.bundle.entry_index(rel)
     hasher = start_hash(data) if index else None
     at = len(loaded.violations)
-    keep = KeepAll() if sink is None else None
 
     def checked() -> None:
         # The size and checksum findings come before the file's own findings, as when it was read whole.
@@ -151,9 +137,10 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
         hasher.join()
         loaded.note_changed(manifest_findings(rel, size, hasher.digest, index), at)
 
+    keep = KeepAll()
     try:
-        streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=sink or keep,  # type: ignore[arg-type]
-                               add=loaded.add, progress=progress(rel) if progress else None, hasher=hasher, share=share)
+        streamed = stream_list(data=data, file=rel, kind=kind, schemas=schemas, sink=keep if sink is None else sink,
+                               add=loaded.add, progress=progress(rel) if progress else None)
     except EnvelopeError as exc:
         checked()
         raise BundleError(exc.file, exc.message, exc.path) from None
@@ -162,49 +149,22 @@ def _stream_kind(loaded: Loaded, schemas: SchemaSet, kind: str, sink: ItemSink |
             hasher.pause()  # its thread reads the file's pages; the digest is not needed now
         raise
     del data
-    pending = streamed.pending
-    if pending is None:
-        checked()
-        if sink is not None:
-            loaded.streamed[kind] = streamed.count
-            return None, None
-        return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single), None  # type: ignore[union-attr]
-
-    def finish() -> None:
-        # This process's items, then the worker's, go where reading them all here would have put their findings:
-        # after the file's own checksum findings, before those of any file read meanwhile.
-        later = loaded.violations[at:]
-        del loaded.violations[at:]
-        try:
-            pending.finish(progress(rel) if progress else None)
-        except BaseException:
-            if hasher is not None:
-                hasher.pause()
-            raise
-        loaded.violations.extend(later)
-        del loaded.violations[MAX_DETAILED:]
-        checked()
-        loaded.streamed[kind] = pending.count
-
-    def abandon() -> None:
-        pending.abandon()
-        if hasher is not None:
-            hasher.pause()  # its thread reads the file's pages: stopped before the bundle closes them
-
-    return None, Deferred(finish=finish, abandon=abandon)
+    checked()
+    if sink is not None:
+        loaded.streamed[kind] = streamed.count
+        return None
+    return Document(kind=kind, file=rel, items=keep.items, invalid=keep.invalid, single=streamed.single)
 
 
 def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = False,
-                   sinks: Mapping[str, ItemSink] | None = None, progress: Callable[[str], Progress | None] | None = None,
-                   meanwhile: Callable[[Loaded], None] | None = None) -> Loaded:
-    """Read, check and validate every file of the bundle that the analyzer uses.
+                   sinks: Mapping[str, ItemSink] | None = None,
+                   progress: Callable[[str], Progress | None] | None = None) -> Loaded:
+    """Read, check and validate every file of the bundle that the analyzer uses, in the catalog's order.
 
     Every List is read once and its items visited one at a time. `sinks`: kinds whose items go to the
     caller's sink (pods to model.pods_index.PodsIndex) instead of being kept: such a kind is not in
     `documents`, only counted in `streamed`. A KeepIf sink keeps some items as a Document (events).
-    `progress(file)`: a callback (items done, total) for that file, or None. `meanwhile(loaded)`: called once
-    every other file is read, before this process reads its share of a List shared with a worker (the caller's
-    next imports and its first steps with those files: the worker takes more of this process's share meanwhile).
+    `progress(file)`: a callback (items done, total) for that file, or None.
 
     strict=True (validate): an unreadable file of any kind raises BundleError
     (exit 2). strict=False (analyze): pods.json and nodes.json unreadable raise;
@@ -222,32 +182,14 @@ def load_documents(bundle: Bundle, *, engine: str | None = None, strict: bool = 
         if not man.is_valid(bundle.manifest):
             loaded.add(MANIFEST, findings_of(man, bundle.manifest, ()))
         check_manifest_paths(loaded.bundle, loaded.add)
-    deferred: list[Deferred] = []
-    try:
-        _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress, deferred=deferred,
-                    meanwhile=0 if meanwhile is None else MEANWHILE_BYTES)
-        _read_singles(loaded, schemas, strict=strict)
-        if meanwhile is not None:
-            meanwhile(loaded)  # while a worker still reads its share: the caller's next steps, made ready
-    except BundleError:
-        # Reading in file order, a worker's share (pods) would have been read before this later file:
-        # its own error, if it has one, is the one to report.
-        for d in deferred:
-            d.finish()
-        raise
-    except BaseException:
-        for d in deferred:
-            d.abandon()
-        raise
-    for d in deferred:
-        d.finish()
+    _read_lists(loaded, schemas, strict=strict, sinks=sinks or {}, progress=progress)
+    _read_singles(loaded, schemas, strict=strict)
     return loaded
 
 
 def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapping[str, ItemSink],
-                progress: Callable[[str], Progress | None] | None, deferred: list[Deferred], meanwhile: int = 0) -> None:
-    """Every List of the catalog, in its order. A required kind's worker share is finished after the
-    other files are read (the worker reads it meanwhile); any other's at once."""
+                progress: Callable[[str], Progress | None] | None) -> None:
+    """Every List of the catalog, in its order."""
     bundle = loaded.bundle
     if bundle.format is not None:
         return _read_format(loaded, bundle.format, schemas, strict=strict, sinks=sinks, progress=progress)
@@ -281,16 +223,7 @@ def _read_lists(loaded: Loaded, schemas: SchemaSet, *, strict: bool, sinks: Mapp
                 loaded.documents[kind] = Document(kind=kind, file=rel, items=sink.items, invalid=sink.invalid,
                                                   single=sink.single, positions=sink.positions)
             else:
-                share = PARENT_SHARE
-                if hasattr(sink, "part"):  # shared with a worker: balanced against the files read here meanwhile
-                    share = parent_share(bundle.size(rel), sum(bundle.size(f"{k}.json") for k in NAMES if k != kind),
-                                         meanwhile)
-                document, later = _stream_kind(loaded, schemas, kind, sink, progress, share)
-                if later is not None:
-                    if kind in REQUIRED:
-                        deferred.append(later)
-                    else:
-                        later.finish()
+                document = _stream_kind(loaded, schemas, kind, sink, progress)
                 if document is not None:
                     loaded.documents[kind] = document
         except BundleError as exc:
@@ -357,8 +290,8 @@ def _read_singles(loaded: Loaded, schemas: SchemaSet, *, strict: bool) -> None:
                 raise
             loaded.unreadable.append(exc)
             continue
-        if attempt_check.is_valid(doc):
-            loaded.attempts.append((rel, doc))  # type: ignore[arg-type]
+        if attempt_check.is_valid(doc) and isinstance(doc, dict):  # the attempt schema asks for an object
+            loaded.attempts.append((rel, doc))
         else:
             loaded.add(rel, findings_of(attempt_check, doc, ()))
 
@@ -379,9 +312,7 @@ def _schema_set(engine: str | None) -> SchemaSet:
 
 def check_pod_object(obj: object, engine: str | None = None) -> list[tuple[str, str, str]]:
     """Findings for one pod object outside a List (an attempt's manifest), same schema as pods.json items."""
-    split = _schema_set(engine).split(PODS.name)
-    assert split is not None
-    item = split[1]
+    item = _schema_set(engine).list_checks(PODS.name)[1]
     if item.is_valid(obj):
         return []
     return findings_of(item, obj, ())

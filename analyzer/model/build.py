@@ -77,9 +77,8 @@ def _quotas(loaded: Loaded) -> tuple[dict[str, list[dict]] | None, dict[str, str
 
 @dataclass(kw_only=True)
 class Prepared:
-    """What the model makes of every file but pods.json: made while the worker still hands its pods over
-    (pipeline.load_streamed's `meanwhile`), else at the start of build_cluster. Its findings are kept apart, so the
-    cluster's findings keep their order: nodes', pods', DRA's, queues', autoscalers'."""
+    """What the model makes of every file but pods.json, at the start of build_cluster. Its findings are kept
+    apart, so the cluster's findings keep their order: nodes', pods', DRA's, queues', autoscalers'."""
 
     nodes: list[NodeView] | None
     node_findings: Findings
@@ -119,11 +118,11 @@ def prepare(loaded: Loaded) -> Prepared:
 
 
 def build_cluster(loaded: Loaded, config: AcceleratorConfig, *, keep: tuple[str, str] | None = None,
-                  pods: PodsIndex | None = None, prepared: Prepared | None = None) -> Cluster:
+                  pods: PodsIndex | None = None) -> Cluster:
     """The views, built once. `keep`: a pod asked about by name that may not be a target.
     `pods`: the index pods.json was streamed into while loading (its findings follow the nodes' findings, as
-    when pods were read here); without it, a pods Document is read here. `prepared`: what prepare() made."""
-    p = prepared if prepared is not None else prepare(loaded)
+    when pods were read here); without it, a pods Document is read here."""
+    p = prepare(loaded)
     findings = Findings()
     findings.items.extend(p.node_findings.items)
     nodes = p.nodes

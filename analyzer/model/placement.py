@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-if TYPE_CHECKING:  # the reader imports this module for its rows before the worker is forked; selectors come later
+if TYPE_CHECKING:  # the reader (model/pods_index.py) imports this module for its rows; only the rules need selectors
     from analyzer.model.labels import Selector
 
 # One bound pod: (namespace, name, node, label-set id, claim names, host ports, required anti-affinity JSON).
@@ -32,18 +32,12 @@ class LabelSets:
         self._ids: dict[bytes, int] = {}
 
     def id_of(self, labels: dict[str, str]) -> int:
-        return self.id_of_key(orjson.dumps(labels, option=orjson.OPT_SORT_KEYS), labels)
-
-    def id_of_key(self, key: bytes, labels: dict[str, str]) -> int:
-        """id_of with the labels' key already made (a worker's sets, merged: keys()[i] is sets[i]'s)."""
+        key = orjson.dumps(labels, option=orjson.OPT_SORT_KEYS)
         found = self._ids.get(key)
         if found is None:
             found = self._ids[key] = len(self.sets)
             self.sets.append(labels)
         return found
-
-    def keys(self) -> list[bytes]:
-        return list(self._ids)  # made in id order
 
 
 def claim_names(spec: dict, pod_name: str) -> tuple[str, ...]:

@@ -1,12 +1,10 @@
 """One pass over pods.json, one item at a time (model/build.py builds the rest of the model from it).
 
-Kept apart and light (no numpy, no rules): the reader forks its worker for pods.json before the model's and the
-rules' modules are imported, so this process imports them while the worker reads (pipeline.analyse).
+Kept apart and light (no numpy, no rules): what one pass over pods.json keeps, and nothing that reads it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 
 import orjson
 
@@ -83,12 +81,6 @@ def _controller_uid(meta: dict) -> str | None:
     return None
 
 
-_Ports = tuple[tuple[str, int, str], ...]
-# A worker's part as summary() encodes it, the types merge() decodes it to (placement.Row, NominatedRow).
-_Bulk = tuple[list[str], list[str], dict[str, dict[str, int]], dict[str, list[tuple[str, str, str | None, int]]],
-              list[dict[str, int]], list[tuple[dict, dict]], dict[str, tuple[str, str | None]] | None,
-              list[tuple[str, str, str, int, tuple[str, ...], _Ports, bytes]], list[dict[str, str]], list[bytes],
-              dict[str, tuple[str, str, str, str]], list[tuple[str, str, str, int, dict[str, int], _Ports]]]
 
 _KEPT_ANNOTATIONS = PROVREQ_ANNOTATIONS + SHARING_ANNOTATIONS  # a target's: the rules read these
 _MAYBE_BOUND_TARGET = ("Running", "Failed")  # pod_status.is_bound_target: never started, rejected, or failed to start
@@ -119,7 +111,6 @@ class PodsIndex:
         self.label_sets = LabelSets()
         self.placed: list[Row] = []
         self.nominated: list[NominatedRow] = []  # pending pods nominated to a node (model/nominated.py)
-        self.duplicates = 0  # pods refused as a second copy (a worker's part with any is read again here)
         # controller's uid -> its newest pod (creationTimestamp, name, phase, node): a rejected pod's replacement
         self.newest: dict[str, tuple[str, str, str, str]] = {}
         # Running pods that say they run a scheduler: namespace/name -> (its --scheduler-name values, other names)
@@ -154,7 +145,6 @@ class PodsIndex:
             self.states[key] = (spec.get("nodeName") or "", status.get("phase"))
         uid = meta.get("uid")
         if key in self.keys or (uid and uid in self.uids):
-            self.duplicates += 1
             by_name = key in self.keys
             what = f"a second pod {key}" if by_name else f"a second pod with uid {uid}"
             return self.findings.add(self.file, [(f"{path}.metadata.{'name' if by_name else 'uid'}", "each pod once", what)])
@@ -235,88 +225,6 @@ class PodsIndex:
             else:
                 self.asked = target
         return None
-
-    # -- a worker's share (bundle/streaming.py Splittable): the items after the split point ---------------
-    def part(self) -> "PodsIndex":
-        return PodsIndex(file=self.file, findings=Findings(), keep=self.keep, states=self.states is not None)
-
-    def summary(self) -> tuple:
-        """What a worker's part sends back (pickled): the bulk (every pod's key and uid, usage, holders, the
-        targets' specs) as one msgpack buffer, several times cheaper to make and read than pickling 100,000
-        small objects; the few objects (targets without their specs, findings) as they are."""
-        table: dict[int, int] = {}
-        requests: list[dict[str, int]] = []
-        holders = {}
-        for node, on in self.pods_on.items():
-            rows = []
-            for h in on:
-                ref = table.get(id(h.requests))
-                if ref is None:
-                    ref = table[id(h.requests)] = len(requests)
-                    requests.append(h.requests)
-                rows.append((h.namespace, h.name, h.phase, ref))
-            holders[node] = rows
-        import msgspec  # the worker's and the merge's only: the reading path before the fork needs none
-
-        specs = [(t.spec, t.status) for t in self.targets]
-        bulk = msgspec.msgpack.encode((list(self.keys), list(self.uids), self.usage, holders, requests, specs,
-                                       self.states, self.placed, self.label_sets.sets, self.label_sets.keys(),
-                                       self.newest, self.nominated))
-        bare = [dataclasses.replace(t, spec=None, status={}) for t in self.targets]
-        return (bulk, bare, self.unknown, self.asked, self.findings.items, self.duplicates, self.schedulers,
-                self.vgpu_allocations, self.reservations)
-
-    def merge(self, summary: tuple) -> bool:
-        """The worker's part, as if its items had been added here after this index's own; False, changing
-        nothing, when that cannot be exact: a pod in both parts, or a second copy within the part (which of
-        name and uid the finding names depends on the pods before it: read the part here)."""
-        import msgspec
-
-        bulk, bare, unknown, asked, found, duplicates, schedulers, allocations, reservations = summary
-        if duplicates:
-            return False
-        # Decoded to the rows' own types (tuples, not lists): msgspec builds them, no Python loop remakes them.
-        try:
-            (keys, uids, usage, holders, requests, specs, states, placed, label_sets, label_keys, newest,
-             nominated) = msgspec.msgpack.decode(bulk, type=_Bulk)
-        except msgspec.ValidationError:  # a value of a type the rows never hold (a hostile bundle's): read it here
-            return False
-        if not self.keys.isdisjoint(keys) or not self.uids.isdisjoint(uids):
-            return False
-        self.keys.update(keys)
-        self.uids.update(uids)
-        for node, used in usage.items():  # same key order as one pass: this part's first, then new ones
-            mine = self.usage.get(node)
-            if mine is None:
-                self.usage[node] = used
-                self.pods_on[node] = []
-            else:
-                for k, v in used.items():
-                    mine[k] = mine.get(k, 0) + v
-        for node, rows in holders.items():
-            self.pods_on[node].extend([BoundPod(ns, name, phase, requests[ref]) for ns, name, phase, ref in rows])
-        ids = [self.label_sets.id_of_key(key, labels) for key, labels in zip(label_keys, label_sets)]
-        if ids != list(range(len(ids))):  # the worker's label-set ids are its own: renumbered as this index's
-            placed = [(ns, name, node, ids[lid], claims, ports, anti) for ns, name, node, lid, claims, ports, anti in placed]
-        self.placed.extend(placed)
-        self.nominated.extend(nominated)
-        for node, first in unknown.items():
-            self.unknown.setdefault(node, first)
-        for t, (spec, status) in zip(bare, specs):  # the worker's copies, unpickled here: nobody else holds them
-            t.spec, t.status = spec, status
-        self.targets.extend(bare)
-        if asked is not None:
-            self.asked = asked
-        self.findings.items.extend(found)
-        self.schedulers.update(schedulers)
-        self.vgpu_allocations.extend(allocations)
-        self.reservations.update(reservations)
-        if self.states is not None:
-            self.states.update(states)
-        for controller, theirs in newest.items():
-            if controller not in self.newest or theirs > self.newest[controller]:
-                self.newest[controller] = theirs
-        return True
 
     def add_invalid(self, path: str, item: object, violations: list[Violation]) -> None:
         """An invalid pod: its node's usage becomes unknown, and it is answered insufficient-evidence

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from analyzer.bundle.engines import Violation, violations
 
-# Types of the Cluster's fields only: the reader's PodsIndex imports this module for BoundPod and Findings before the
-# worker is forked, and needs none of them.
+# Types of the Cluster's fields, for annotations only: the reader's PodsIndex imports this module for BoundPod and
+# Findings and needs none of them, and the DRA model is imported only for a bundle that has DRA objects.
 if TYPE_CHECKING:
     from analyzer.model.admission_world import AdmissionWorld
     from analyzer.model.accelerators import AcceleratorConfig
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
 class BoundPod(NamedTuple):
     """A non-terminated pod bound to a node: what it holds there (effective requests, scheduler units). A named
-    tuple, not a frozen dataclass: one is made per bound pod (150,000 on a large bundle, again at the worker's
-    merge), and a tuple is made five times faster."""
+    tuple, not a frozen dataclass: one is made per bound pod (150,000 on a large bundle), and a tuple is made
+    five times faster."""
 
     namespace: str
     name: str
