@@ -1,4 +1,4 @@
-"""A progress line on stderr for work that takes more than about a second (issue 10).
+"""A progress line on stderr for work that takes more than about a second.
 
 Only when stderr is a terminal and --quiet was not given: never in pipes, never in a file, so
 `-o json > out` and scripts see exactly what they saw before. rich draws it (typer already brings

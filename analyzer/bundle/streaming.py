@@ -1,4 +1,4 @@
-"""A kubectl List read once, its items visited one at a time (issue 10).
+"""A kubectl List read once, its items visited one at a time.
 
 msgspec splits the file into raw byte slices (the top-level fields, then one slice per item) without
 building a Python object for any of them; each item is then parsed by orjson, validated (jsonschema-rs

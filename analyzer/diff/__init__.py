@@ -1,4 +1,4 @@
-"""`gpu-triage diff OLD NEW` (issue 13): what changed between two bundles.
+"""`gpu-triage diff OLD NEW`: what changed between two bundles.
 
     snapshot(path, config=None) -> Snapshot      one bundle as plain records (snapshot.py)
     compare(old: Snapshot, new: Snapshot) -> Diff  pure comparison (compare.py)

@@ -1,4 +1,4 @@
-"""Evidence for rows 16-17 (node-start.md): the names the candidates advertise the vendor's devices under, with
+"""Evidence for `resource-name-mismatch` and `no-gpu-node` (node-start.md): the names the candidates advertise the vendor's devices under, with
 the nodes offering each and their free counts, and what GPU feature discovery and the MIG manager say in the
 nodes' labels. A node whose MIG layout is changing (`nvidia.com/mig.config.state` not `success`) comes first."""
 

@@ -1,4 +1,4 @@
-"""Nearest nodes (causes.md v2, Evidence): the nodes a pod fails on for exactly one reason, with that reason in
+"""Nearest nodes (causes.md, Evidence): the nodes a pod fails on for exactly one reason, with that reason in
 words a person acts on. Whatever the word, that is the change that would let the pod run soonest.
 
 Every check runs on every node, not only the first failing one, but not for every pod shape: the checks that do

@@ -36,7 +36,7 @@ CONFIG_WAITING = "CreateContainerConfigError"  # a missing ConfigMap/Secret key:
 CRASH_LOOP = "CrashLoopBackOff"
 START_ERROR = ("StartError", "ContainerCannotRun")  # terminated without ever starting (exit 128)
 
-# Pod events the node writes (kubelet, attach/detach controller), read for rows 7-10.
+# Pod events the node writes (kubelet, attach/detach controller), read for the node-side words (image-pull, volume-mount, node-runtime, node-side).
 IMAGE_EVENTS: tuple[str, ...] = ("Failed", "BackOff", "InspectFailed", "ErrImageNeverPull")
 VOLUME_EVENTS: tuple[str, ...] = ("FailedMount", "FailedAttachVolume", "FailedMapVolume")
 RUNTIME_EVENTS: tuple[str, ...] = ("FailedCreatePodSandBox", "FailedPrepareDynamicResources")

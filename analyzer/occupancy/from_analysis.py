@@ -90,7 +90,7 @@ def _shared(world: "VgpuWorld | None") -> tuple[SharedCard, ...]:
 
 
 def _not_started(analysis: "Analysis") -> dict[str, tuple[tuple[str, str], ...]]:
-    """Node -> the pods bound there that have not started, with their word (rows 7-10): the analysis's verdicts
+    """Node -> the pods bound there that have not started, with their word (the node-side words): the analysis's verdicts
     when it has them, else these few targets are classified here (their rule reads only the pod and its events)."""
     bound = [t for t in analysis.cluster.pod_targets if t.node_name and t.kind == "Pod"]
     if not bound:

@@ -153,7 +153,7 @@ class Occupancy:
     # resource -> pending pods asking for it whose nodeSelector matches no node offering it (or looking like it)
     unmatched: dict[str, tuple[str, ...]] = field(default_factory=dict)
     queues: tuple = ()  # Kueue ClusterQueues per flavor and GPU resource (occupancy/queues.QueueRow)
-    # node -> bound pods that have not started there, each with its cause word (rows 7-10): (ns/name, word)
+    # node -> bound pods that have not started there, each with its cause word (the node-side words): (ns/name, word)
     not_started: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     shared: tuple[SharedCard, ...] = ()  # cards HAMi or Volcano's vGPU share, as they count them
 

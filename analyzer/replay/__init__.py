@@ -1,6 +1,6 @@
 """Replay a bundle to the real kubectl: a read-only Kubernetes API over the bundle's files.
 
-Design (issue 13):
+Design:
   kinds.py      which files become which API resources (group, version, scope, short names)
   store.py      the bundle loaded once into memory, indexed by (namespace, name); the collection time
   selectors.py  labelSelector / fieldSelector, parsed and matched as the API server does

@@ -1,4 +1,4 @@
-"""Workloads a queue holds before any pod exists (causes.md v3 targets; queues.md), answered per owner:
+"""Workloads a queue holds before any pod exists (causes.md targets; queues.md), answered per owner:
 - a Job with `spec.suspend: true` and Kueue's queue-name label (or a Workload Kueue made for it);
 - any other kind whose Kueue Workload is not admitted (JobSet, RayJob, ...): its kind qualified by its group;
 - a Volcano Job whose PodGroup (`<job>-<uid>`) is Pending."""

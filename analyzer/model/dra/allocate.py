@@ -197,7 +197,7 @@ class DraWorld(ExtendedResources):
         return claim, (self.views.unreadable.get((CLAIMS_FILE, namespace, name)) if claim is None else None)
 
     def resolve(self, pod: PodClaims) -> Resolution:
-        """The claim specs a pod is judged on, and what is missing (causes.md rows 6 and 7)."""
+        """The claim specs a pod is judged on, and what is missing (causes.md `no-resourceclaim`, `no-deviceclass`)."""
         claims, missing, unreadable = [], [], []
         bad = self.views.unreadable
         for ref in pod.refs:
@@ -266,7 +266,7 @@ class DraWorld(ExtendedResources):
 
     def _evaluate(self, resolution: Resolution, node: NodeLike) -> NodeOutcome:
         if not resolution.complete:
-            raise ValueError("evaluate() needs a complete resolution: rows 6 and 7 (and unreadable objects) come first")
+            raise ValueError("evaluate() needs a complete resolution: missing claims and classes (and unreadable objects) come first")
         for rc in resolution.claims:
             if rc.allocated:
                 # Allocated claims pin the pod to the nodes their allocation allows (no new devices needed).

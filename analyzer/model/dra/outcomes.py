@@ -1,5 +1,5 @@
 """What the DRA model answers about a pod (../shared/spec/dra.md): the pre-funnel resolution of its
-claims (causes.md rows 6 and 7), and per node the outcome of the device search with the evidence for
+claims (causes.md `no-resourceclaim` and `no-deviceclass`), and per node the outcome of the device search with the evidence for
 each request (devices left after each of STEPS, devices chosen, who holds the taken ones, CEL errors).
 Separate from the world that computes them (allocate.py) because the rules and reports read these
 records without needing the indexes or the search.
