@@ -23,6 +23,8 @@ from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
 from analyzer.rules import numa
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.model.target import Target
 
 SHOWN_EVENTS = 5
@@ -300,3 +302,9 @@ def _node_evidence(case: Case) -> dict:
         if cond.message and cond.ready != "True":
             out["ready_message"] = cond.message
     return {"node": out, "node_in_bundle": out["in_bundle"]}
+
+
+# (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
+FAMILY: Family = Plain(name="node-start", kinds=(catalog.PODS, catalog.NODES, catalog.EVENTS), rules=(
+    Rule(rows="13-17", words=(words.IMAGE_PULL, words.VOLUME_MOUNT, words.NUMA_UNALIGNED, words.NODE_RUNTIME,
+                              words.NODE_SIDE), decide=decide),))

@@ -8,6 +8,8 @@ from analyzer import prose
 from analyzer.model.podspec import unmodelled
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.text import some_names
 
 
@@ -57,3 +59,7 @@ def _not_modelled_says(value: object) -> list[str]:
 @prose.says("unknown_usage")
 def _unknown_usage_says(value: object) -> list[str]:
     return [f"Usage on node {n} is unknown: {why}." for n, why in value.items()] if isinstance(value, dict) else []
+
+
+FAMILY: Family = Plain(name="rest", kinds=(catalog.NODES, catalog.PODS), rules=(
+    Rule(rows="36-37", words=(words.UNCLASSIFIED, words.FITS_NOW), decide=decide),))

@@ -30,7 +30,10 @@ from analyzer.model.volumes import (
     Storage,
     Volume,
 )
+from analyzer.bundle import catalog
+from analyzer.model.events import SchedulerSaid
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Answered, Plain, Rule
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.reason import Check, Reason
 
@@ -331,3 +334,19 @@ def _volume_claims_says(value: object) -> list[str]:
         for e in (c.get("events") or ())[:3]:
             out.append(f"Claim event: \"{e.get('message') if isinstance(e, dict) else e}\".")
     return out
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class VolumesFamily(Plain):
+    def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
+        evidence = answered.case.evidence
+        if "prefilter" not in evidence or answered.word not in (words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND):
+            return None
+        # The volume plugin's PreFilter sentence replaces the per-node counts (filters.md).
+        return {"rebuilt": answered.makers.prefilter(evidence.pop("prefilter"))}
+
+
+FAMILY: Family = VolumesFamily(name="volumes", kinds=(
+    catalog.PERSISTENTVOLUMECLAIMS, catalog.PERSISTENTVOLUMES, catalog.STORAGECLASSES, catalog.CSINODES,
+    catalog.CSIDRIVERS, catalog.CSISTORAGECAPACITIES, catalog.VOLUMEATTACHMENTS), rules=(
+    Rule(rows="20-21", words=(words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND), decide=decide),))
