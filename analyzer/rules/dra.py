@@ -160,8 +160,8 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
             break
     if not out:  # the last stage removed them all: show those
         for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES):
-            node = cluster.nodes_by_name.get(name)
-            o = dra_devices.outcome(claims, node, cluster) if node is not None else None
+            removed = cluster.nodes_by_name.get(name)
+            o = dra_devices.outcome(claims, removed, cluster) if removed is not None else None
             if o is not None:
                 out.append(dra_devices.outcome_evidence(o))
     return out

@@ -101,9 +101,15 @@ def shape_of(funnel: FunnelResult) -> ShapeEvidence:
 class Family(Protocol):
     """What a family of causes implements (analyzer/rules/*.py, one object `FAMILY` per module)."""
 
-    name: str  # for messages and tests: the family's name ("admission", "funnel")
-    kinds: tuple[Kind, ...]  # the catalog rows it reads (analyzer/bundle/catalog.py)
-    rules: tuple[Rule, ...]  # its places in the order, each with the rows and words it decides
+    # Read-only members: a frozen dataclass's fields, a class attribute or a property all implement them.
+    @property
+    def name(self) -> str: ...  # for messages and tests: the family's name ("admission", "funnel")
+
+    @property
+    def kinds(self) -> tuple[Kind, ...]: ...  # the catalog rows it reads (analyzer/bundle/catalog.py)
+
+    @property
+    def rules(self) -> tuple[Rule, ...]: ...  # its places in the order, each with the rows and words it decides
 
     def evidence(self, answered: Answered) -> None:
         """Add the evidence made after the decision to `answered.case.evidence` (or answered's other fields)."""
