@@ -112,8 +112,8 @@ def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.nda
     cols = columnar.columns_of(cluster)
     key = ("selected", pod.node_selector, pod.affinity, pod.pin, scalar)
     found = cluster.columns.memo.get(key) if cluster.columns is not None else None
-    if found is not None:
-        return found  # type: ignore[return-value]
+    if isinstance(found, np.ndarray):
+        return found
     nodes = cluster.nodes or []
     index = cluster.node_index
     at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None

@@ -254,7 +254,9 @@ def _multi_attach(case: Case, events: list[PodEvent]) -> Decision | None:
     if said is None:
         return None
     t, c = case.target, case.cluster
-    volume = _MULTI_ATTACH.search(said.message).group(1)  # type: ignore[union-attr]
+    match = _MULTI_ATTACH.search(said.message)
+    assert match is not None  # `said` is the first event it matches
+    volume = match.group(1)
     storage = c.storage
     holders = [n for n in (storage.attached.get(volume, []) if storage is not None else []) if n != t.node_name]
     claim = next((f"{ns_}/{cl.name}" for (ns_, _), cl in (storage.claims.items() if storage is not None else ())

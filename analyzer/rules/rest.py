@@ -21,7 +21,7 @@ def decide(case: Case) -> Decision:
         # Nodes where a device or expression the model cannot judge decides: unknown, not "fits".
         why = {n.name: dra_devices.unknown(case.claims, n, c) for n in case.funnel.fits}
         if all(why.values()):
-            ev["not_modelled"] = sorted(set(why.values()))[:10]  # type: ignore[type-var]
+            ev["not_modelled"] = sorted({reason for reason in why.values() if reason})[:10]  # all given: all()
             return Decision(word=words.UNCLASSIFIED,
                             reason=f"{len(fits)} node(s) might fit, but the claims cannot be judged there: "
                                    f"{next(iter(why.values()))}")

@@ -167,22 +167,21 @@ def state(pod: PodFacts, cluster: Cluster) -> tuple[list[_Bound], list[_Delayed]
     bound: list[_Bound] = []
     delayed: list[_Delayed] = []
     st = cluster.storage
-    for use in (pod.filters.claims if pod.filters is not None and st is not None else ()):
+    for use in (pod.filters.claims if pod.filters is not None else ()):
         c = use.claim
-        if c is None:
+        if c is None or st is None:
             continue
         if c.bound:
-            if c.volume_name in st.volumes:  # type: ignore[union-attr]
-                bound.append(_Bound(claim=c, volume=st.volumes[c.volume_name]))  # type: ignore[union-attr]
+            if c.volume_name in st.volumes:
+                bound.append(_Bound(claim=c, volume=st.volumes[c.volume_name]))
             continue
-        cls = st.classes.get(st.class_of(c))  # type: ignore[union-attr]
+        cls = st.classes.get(st.class_of(c))
         if cls is None or cls.binding_mode != WFFC or c.volume_name:
             continue  # decided before the funnel
-        fits = tuple(v for v in st.by_class.get(cls.name, ()) if _fits_anywhere(c, v))  # type: ignore[union-attr]
+        fits = tuple(v for v in st.by_class.get(cls.name, ()) if _fits_anywhere(c, v))
         provisioner = "" if cls.provisioner in ("", NO_PROVISIONER) else cls.provisioner
         delayed.append(_Delayed(claim=c, candidates=fits, provisioner=provisioner, class_name=cls.name,
-                                allowed=cls.allowed_topologies,
-                                capacity_tracked=bool(st.drivers.get(cls.provisioner))))  # type: ignore[union-attr]
+                                allowed=cls.allowed_topologies, capacity_tracked=bool(st.drivers.get(cls.provisioner))))
     found = pod.state.volumes = (bound, delayed)
     return found
 
