@@ -26,7 +26,7 @@ from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
 from analyzer.rules.case import Case
 from analyzer.rules.checks import PodFacts, UnreadableSpec
-from analyzer.rules.family import Answered, Placed, families
+from analyzer.rules.family import Answered, Placed, families, with_hook
 from analyzer.rules.funnel import run_funnel
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.rules.intent import no_gpu_request
@@ -59,6 +59,11 @@ class Classifier:
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self.order = order  # rules/order.py's; a test may place a family of its own
         self.families = families(order)
+        # From the last family back: a family's evidence may read what a later one found (DRA's devices read the
+        # funnel's last stage), so the later family's keys come first.
+        self._evidence_hooks = with_hook(self.families[::-1], "evidence")
+        self._scheduler_hooks = with_hook(self.families, "scheduler")  # the first that speaks for the word
+        self._asks_hooks = with_hook(self.families, "asks_nodes")
         self._funnels: dict[PodFacts, FunnelResult] = {}
         self._makers = Makers(cluster, scalar=scalar)  # the evidence the families' hooks make, over this bundle
 
@@ -82,9 +87,7 @@ class Classifier:
                            action=decision.action)
         answered = Answered(case=case, decision=decision, word=decision.underlying or decision.word,
                             makers=self._makers, node_limit=self.node_limit, action=decision.action)
-        # From the last family back: a family's evidence may read what a later one found (DRA's devices read the
-        # funnel's last stage), so the later family's keys come first.
-        for family in reversed(self.families):
+        for family in self._evidence_hooks:
             family.evidence(answered)
         scheduler = self._scheduler(answered) if target.kind == "Pod" and target.spec is not None else None
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
@@ -153,8 +156,8 @@ class Classifier:
             event = c.scheduler_events.get((target.namespace, target.name))
             if event is not None and event.source != said.source:
                 sched["event"] = {"message": event.message, "source": event.source}
-        answered.nodes_asked = all(f.asks_nodes(answered) for f in self.families)
-        for family in self.families:
+        answered.nodes_asked = all(f.asks_nodes(answered) for f in self._asks_hooks)
+        for family in self._scheduler_hooks:
             says = family.scheduler(answered, said)
             if says is not None:
                 sched.update(says)

@@ -12,7 +12,6 @@ marked unknown: if only such nodes are left, the answer is `unclassified`, namin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from analyzer.bundle import catalog
@@ -167,7 +166,6 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     return out
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
 class DraFamily(Plain):
     def evidence(self, answered: Answered) -> None:
         """A pod with claims that reached the funnel: its claims' devices on the nodes the funnel's last stage

@@ -174,3 +174,9 @@ def place(family: Family, rows: str) -> Placed:
 def families(order: tuple[Placed, ...]) -> tuple[Family, ...]:
     """Each family of the order once, at its first place."""
     return tuple(dict.fromkeys(p.family for p in order))
+
+
+def with_hook(among: tuple[Family, ...], hook: str) -> tuple[Family, ...]:
+    """The families, in the given order, whose `hook` may do something: a Plain's own does nothing, so the
+    classifier does not call it for every target (a few microseconds each, on 150,000 pods)."""
+    return tuple(f for f in among if not (isinstance(f, Plain) and getattr(type(f), hook) is getattr(Plain, hook)))

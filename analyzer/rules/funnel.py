@@ -289,7 +289,6 @@ def _say_requests(value: object) -> list[str]:
     return ["The pod requests " + ", ".join(f"{q} {r}" for r, q in value.items()) + " in all."]
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
 class FunnelFamily(Plain):
     """The core funnel: its rule is `decide`; once the answer is found, the evidence every pod of the shape shows
     alike: the stage table, exhausted's fit rows, the nodes one change away, the volume, inter-pod and spread

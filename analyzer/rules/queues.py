@@ -15,8 +15,6 @@ Kueue's texts: pkg/controller/core/workload_controller.go (getQueueBlocker), pkg
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from analyzer import words
 from analyzer import prose
 from analyzer.model.quantity import format_units
@@ -260,7 +258,6 @@ def _gang_says(value: object) -> list[str]:
 HELD = frozenset((words.SCHEDULING_GATED, words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY))
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
 class QueuesFamily(Plain):
     def asks_nodes(self, answered: Answered) -> bool:
         # Also a queue that answered with the funnel's words (every flavor ruled out): it rebuilt its own message.

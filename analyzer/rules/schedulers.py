@@ -9,8 +9,6 @@ to recognise still writes them). A pod already bound (spec.nodeName) skips every
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from analyzer import words
 from analyzer import prose
 from analyzer.kube import DEFAULT_SCHEDULER
@@ -115,7 +113,6 @@ def _say_scheduler(value: object) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
 class SchedulersFamily(Plain):
     def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
         if answered.word != words.NO_SCHEDULER:

@@ -335,7 +335,6 @@ def _volume_claims_says(value: object) -> list[str]:
     return out
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
 class VolumesFamily(Plain):
     def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
         evidence = answered.case.evidence
