@@ -1,8 +1,10 @@
-"""Targets -> verdicts: walk the order (rules/order.py), then complete the verdict with its evidence.
+"""Targets -> verdicts: walk the order (rules/order.py), then complete the verdict with the evidence each family
+adds once the answer is found (its hooks, rules/family.py); no family and no word of the order is named here.
 
 Funnels are cached per distinct pod shape (rules/funnel.PodFacts is the key), so a Deployment's hundred
 pending replicas cost one funnel; the evidence built from a funnel (stage table, fit rows, the rebuilt
-scheduler message) is built once per shape too. Classification never prints: it returns finished Verdicts.
+scheduler message) is built once per shape too, kept with the funnel (FunnelResult.evidence). Classification
+never prints: it returns finished Verdicts.
 """
 
 from __future__ import annotations
