@@ -1,22 +1,20 @@
-"""Targets -> verdicts: walk the order (rules/order.py), then complete the verdict with its evidence.
+"""Targets -> verdicts: walk the order (rules/order.py), then complete the verdict with the evidence each family
+adds once the answer is found (its hooks, rules/family.py); no family and no word of the order is named here.
 
 Funnels are cached per distinct pod shape (rules/funnel.PodFacts is the key), so a Deployment's hundred
 pending replicas cost one funnel; the evidence built from a funnel (stage table, fit rows, the rebuilt
-scheduler message) is built once per shape too. Classification never prints: it returns finished Verdicts.
+scheduler message) is built once per shape too, kept with the funnel (FunnelResult.evidence). Classification
+never prints: it returns finished Verdicts.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from analyzer import words
 from analyzer.evidence import scheduler_message
-from analyzer.evidence.fit import CLOSEST, fit_evidence
-from analyzer.evidence.fit import action as fit_action
-from analyzer.evidence.gpu_names import gpu_names
-from analyzer.evidence.nearest import Nearest
+from analyzer.evidence.makers import Makers
 from analyzer.model.quantity import QuantityError
 from analyzer.kube import TERMINATED
 from analyzer.model.podspec import accelerator_requests
@@ -24,61 +22,21 @@ from analyzer.model.quantity import format_units
 from analyzer.model.podspec import priority_of
 from analyzer.model.views import Cluster
 from analyzer.model.pod_filters import PodFilters
-from analyzer.evidence.filters import filter_evidence, prefilter_message
-from analyzer.rules import dra_devices
 from analyzer.rules.case import Case
 from analyzer.rules.checks import PodFacts, UnreadableSpec
-from analyzer.rules.funnel import run_funnel, stages_as_data
+from analyzer.rules.family import Answered, Placed, families, with_hook
+from analyzer.rules.funnel import run_funnel
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.rules.intent import no_gpu_request
-from analyzer.rules.order import walk
+from analyzer.rules.order import ORDER, walk
 from analyzer.model.target import Target
-from analyzer.verdict import Fit, Verdict
+from analyzer.verdict import Verdict
 
 if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
     from analyzer.model.dra.outcomes import Resolution
 
 
-@dataclass(kw_only=True)
-class _ShapeEvidence:
-    """What every pod of one shape shows alike, built on first use and then shared."""
-
-    stages: list[dict]
-    fit: Fit | None = None
-    rebuilt: str | None = None
-    rebuilt_done: bool = False
-    devices: list[dict] | None = None  # per node, the device steps of the pod's claims
-    nearest: dict | None = None  # the nodes one change away (evidence/nearest.py)
-    filters: dict | None = None  # volumes, inter-pod terms, spread counts (evidence/filters.py)
-    gpu_names: dict | None = None  # rows 16-17: other names of the vendor's devices, GPU feature discovery labels
-
-
-MAX_DEVICE_NODES = 20
 NODE_LIMIT = 20  # removed nodes named per reason in a verdict's funnel (the rest counted): -o json stays small
-# A queue's words: the queue held the pod, no node was asked, so no scheduler message is rebuilt for it.
-QUEUE_DECIDED = frozenset((words.SCHEDULING_GATED, words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY))
-
-
-def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
-    """What `cannot allocate all claims` hides: for the nodes the last stage judged (the candidates at that
-    stage, at most 20), each claim request's devices left after class, selectors, taints and free."""
-    claims = funnel.facts.claims
-    out = []
-    for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
-                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES)
-                  if name in cluster.nodes_by_name]):
-        o = dra_devices.outcome(claims, node, cluster)
-        if o is not None:
-            out.append(dra_devices.outcome_evidence(o))
-        if len(out) >= MAX_DEVICE_NODES:
-            break
-    if not out:  # the last stage removed them all: show those
-        for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES):
-            node = cluster.nodes_by_name.get(name)
-            o = dra_devices.outcome(claims, node, cluster) if node is not None else None
-            if o is not None:
-                out.append(dra_devices.outcome_evidence(o))
-    return out
 
 
 def _me(target: Target) -> str:
@@ -88,7 +46,7 @@ def _me(target: Target) -> str:
 
 class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
-                 scalar: bool = False, evidence: bool = True) -> None:
+                 scalar: bool = False, evidence: bool = True, order: tuple[Placed, ...] = ORDER) -> None:
         self.cluster = cluster
         # False: the word and the reason only (report.BARE: the table and words print nothing else); the evidence
         # made after the decision (funnel stages, fit rows, nearest nodes, the scheduler's message rebuilt) is
@@ -97,16 +55,21 @@ class Classifier:
         self.scalar = scalar  # True: every stage and every evidence node by node (the reference the tests compare)
         self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
         self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
+        self.order = order  # rules/order.py's; a test may place a family of its own
+        self.families = families(order)
+        # From the last family back: a family's evidence may read what a later one found (DRA's devices read the
+        # funnel's last stage), so the later family's keys come first.
+        self._evidence_hooks = with_hook(self.families[::-1], "evidence")
+        self._scheduler_hooks = with_hook(self.families, "scheduler")  # the first that speaks for the word
+        self._asks_hooks = with_hook(self.families, "asks_nodes")
         self._funnels: dict[PodFacts, FunnelResult] = {}
-        self._evidence: dict[int, _ShapeEvidence] = {}
-        self._rebuilder = scheduler_message.Rebuilder(cluster, scalar=scalar)
-        self._nearest = Nearest(cluster, scalar=scalar)
+        self._makers = Makers(cluster, scalar=scalar)  # the evidence the families' hooks make, over this bundle
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec,
                     funnel_of=partial(self._funnel, me=_me(target)))
         try:
-            decision = walk(case)
+            decision = walk(case, self.order)
         except UnreadableSpec as exc:
             return Verdict(target=target, word=words.INSUFFICIENT_EVIDENCE, reason=f"{target.source}: {exc}",
                            evidence={"invalid_file": target.source, "invalid": [str(exc)]},
@@ -120,38 +83,13 @@ class Classifier:
         if not self.evidence:
             return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
                            action=decision.action)
-        funnel = case.funnel if decision.word != words.INSUFFICIENT_EVIDENCE or case.funnel else None
-        shape = self._shape_evidence(case.funnel) if funnel is not None else None
-        fit = None
-        word = decision.underlying or decision.word  # a refined word (rows 26-27) keeps the funnel's evidence
-        if shape is not None and word == words.EXHAUSTED:
-            if shape.fit is None:
-                shape.fit = fit_evidence(self.cluster, funnel.facts, funnel,  # type: ignore[union-attr]
-                                         None if self.node_limit is None else CLOSEST, scalar=self.scalar)
-            fit = shape.fit
-        if shape is not None and funnel is not None and funnel.word is not None and word == funnel.word:
-            if shape.nearest is None:
-                shape.nearest = self._nearest.of(funnel.facts)
-            case.evidence.update(shape.nearest)
-        if shape is not None and funnel is not None and funnel.facts.filters is not None:
-            if shape.filters is None:
-                shape.filters = filter_evidence(self.cluster, funnel)
-            case.evidence.update(shape.filters)
-        if shape is not None and decision.word in (words.RESOURCE_NAME_MISMATCH, words.NO_GPU_NODE):
-            if shape.gpu_names is None:
-                shape.gpu_names = gpu_names(funnel, self.cluster)  # type: ignore[arg-type]
-            case.evidence.update(shape.gpu_names)
-        if shape is not None and case.claims is not None:
-            if shape.devices is None:
-                shape.devices = _devices_evidence(self.cluster, funnel)  # type: ignore[arg-type]
-            if shape.devices:
-                case.evidence["devices"] = shape.devices
-        scheduler = self._scheduler(target, word, case) if target.kind == "Pod" and target.spec is not None else None
-        action = decision.action
-        if action is None and fit is not None and decision.word == words.EXHAUSTED:
-            action = fit_action(fit)
+        answered = Answered(case=case, decision=decision, word=decision.underlying or decision.word,
+                            makers=self._makers, node_limit=self.node_limit, action=decision.action)
+        for family in self._evidence_hooks:
+            family.evidence(answered)
+        scheduler = self._scheduler(answered) if target.kind == "Pod" and target.spec is not None else None
         return Verdict(target=target, word=decision.word, reason=decision.reason, evidence=case.evidence,
-                       funnel=shape.stages if shape else None, fit=fit, scheduler=scheduler, action=action)
+                       funnel=answered.stages, fit=answered.fit, scheduler=scheduler, action=answered.action)
 
     def ask(self, namespace: str, name: str) -> Verdict | None:
         """`why NS/NAME` of a pod: a target, or a pod that is not one (then `running` or `no-gpu-request`)."""
@@ -205,15 +143,10 @@ class Classifier:
             funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, scalar=self.scalar)
         return funnel
 
-    def _shape_evidence(self, funnel: FunnelResult) -> _ShapeEvidence:
-        shape = self._evidence.get(id(funnel))
-        if shape is None:
-            shape = self._evidence[id(funnel)] = _ShapeEvidence(stages=stages_as_data(funnel, self.cluster.nodes or [],
-                                                                                       self.node_limit))
-        return shape
-
-    def _scheduler(self, target: Target, word: str, case: Case) -> dict | None:
-        c = self.cluster
+    def _scheduler(self, answered: Answered) -> dict | None:
+        """The scheduler's message: as recorded, then what the first family (in the order) that speaks for the
+        answer's word rebuilds or says of it, compared with the recorded one."""
+        c, target = self.cluster, answered.case.target
         said = scheduler_message.recorded(c, target)
         sched: dict = {}
         if said is not None:
@@ -221,35 +154,15 @@ class Classifier:
             event = c.scheduler_events.get((target.namespace, target.name))
             if event is not None and event.source != said.source:
                 sched["event"] = {"message": event.message, "source": event.source}
-        if word == words.NO_DEVICECLASS:
-            missing = case.evidence["missing_classes"][0]
-            # A PreFilter failure: no per-node count (seen on a real v1.36.2 scheduler, dra_devices.md).
-            sched["rebuilt"] = (f"0/{len(c.nodes or ())} nodes are available: request {missing['request']}: "
-                                f"device class {missing['deviceClassName']} does not exist.")
-            if said is not None:
-                sched["comparison"] = scheduler_message.compare(said.message, sched["rebuilt"])
-        elif "prefilter" in case.evidence and word in (words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND):
-            # The volume plugin's PreFilter sentence replaces the per-node counts (filters.md).
-            sched["rebuilt"] = prefilter_message(c, case.evidence.pop("prefilter"))
-            if said is not None:
-                sched["comparison"] = scheduler_message.compare(said.message, sched["rebuilt"])
-        elif word == words.NO_RESOURCECLAIM:
-            sched["rebuilt"] = None
-            sched["comparison"] = ("the scheduler never queues a pod whose ResourceClaim or template is missing: "
-                                   "no PodScheduled condition and no event are expected")
-        elif word == words.NO_SCHEDULER:
-            sched["comparison"] = "no scheduler runs for it: no PodScheduled condition and no event are expected"
-        elif (c.nodes and target.spec is not None and not target.node_name and word not in QUEUE_DECIDED
-              and not (case.evidence.get("queue") or {}).get("rebuilt")):  # a queue decided: no node was asked
-            funnel = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
-                      else self._funnel(target.spec, "", case.claims, case.filters, me=_me(target)))
-            shape = self._shape_evidence(funnel)
-            if not shape.rebuilt_done:
-                shape.rebuilt = self._rebuilder.rebuild(funnel.facts)
-                shape.rebuilt_done = True
-            sched["rebuilt"] = shape.rebuilt
-            if said is not None:
-                sched["comparison"] = scheduler_message.compare(said.message, shape.rebuilt)
+        answered.nodes_asked = all(f.asks_nodes(answered) for f in self._asks_hooks)
+        for family in self._scheduler_hooks:
+            says = family.scheduler(answered, said)
+            if says is not None:
+                sched.update(says)
+                if said is not None and "rebuilt" in says and "comparison" not in says:
+                    sched["comparison"] = scheduler_message.compare(said.message, says["rebuilt"])
+                break
+        word = answered.word
         if said is not None and said.message:
             note = scheduler_message.conflation_note(said.message, word)
             if note:

@@ -27,6 +27,8 @@ from analyzer import prose
 from analyzer.model import quantity
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.model.admission_world import AdmissionWorld
 from analyzer.rules.admission_limits import apply_defaults, breaches
 from analyzer.rules.admission_quota import quota_findings
@@ -383,3 +385,11 @@ def _owner_says(value: object) -> list[str]:
                                               "suspended")):
         out.extend(prose.plain(key, value[key]))
     return out
+
+
+FAMILY: Family = Plain(name="admission", kinds=(
+    catalog.NAMESPACES, catalog.RUNTIMECLASSES, catalog.LIMITRANGES, catalog.RESOURCEQUOTAS,
+    catalog.MUTATINGWEBHOOKCONFIGURATIONS, catalog.VALIDATINGWEBHOOKCONFIGURATIONS, catalog.VALIDATINGADMISSIONPOLICIES,
+    catalog.VALIDATINGADMISSIONPOLICYBINDINGS, catalog.ENDPOINTSLICES, catalog.EVENTS), rules=(
+    Rule(rows="1-6", words=(words.NO_RUNTIMECLASS, words.INVALID_SPEC, words.LIMIT_RANGE, words.ADMISSION_DENIED,
+                            words.ADMISSION_UNAVAILABLE, words.QUOTA_EXCEEDED), decide=decide),))

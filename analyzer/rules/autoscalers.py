@@ -33,6 +33,8 @@ from analyzer.model.autoscalers import (
 )
 from analyzer.model.quantity import format_units
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 
 CAPACITY = (words.NO_GPU_NODE, words.EXHAUSTED)
 # processors/status/eventing_scale_up_processor.go: "pod triggered scale-up: %v" of []ScaleUpInfo, each
@@ -346,3 +348,8 @@ def _autoscaler_says(value: object) -> list[str]:
 @prose.says("without_new_node")
 def _without_says(value: object) -> list[str]:
     return [f"Without a new node the answer would be {value}."]
+
+
+FAMILY: Family = Plain(name="autoscalers", kinds=(
+    catalog.NODEPOOLS, catalog.NODECLAIMS, catalog.PROVISIONINGREQUESTS, catalog.CA_STATUS_CONFIGMAP, catalog.EVENTS),
+    rules=(Rule(rows="34-35", words=(words.SCALING_UP, words.SCALE_UP_BLOCKED), refine=refine),))

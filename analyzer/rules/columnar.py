@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -196,6 +197,13 @@ def device_selectors(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged 
     return Judged(kept=at, removed=[]) if pod.claims is None else None
 
 
+class _TaintKinds(NamedTuple):
+    """Per kind of taints, for one set of tolerations: 0 (tolerated) or 1 + the Reason's place in `reasons`."""
+
+    codes: np.ndarray
+    reasons: list[Reason]
+
+
 def policy(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
     """check_policy (cordon and taints) once per set of taints and cordon; device taints need claims."""
     cols = columns_of(cluster)
@@ -204,7 +212,7 @@ def policy(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
     # What the check reads of the pod: its tolerations, and whether spec.nodeName bypasses the scheduler.
     key = ("policy", pod.tolerations, bool(pod.pin))
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, _TaintKinds):
         nodes = cluster.nodes or []
         reasons: dict[Reason, int] = {}
         per_kind = np.zeros(len(cols.taint_kinds), dtype=np.int64)
@@ -212,8 +220,8 @@ def policy(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
             reason = check_policy(pod, nodes[first], cluster)
             if reason is not None:
                 per_kind[k] = reasons.setdefault(reason, len(reasons) + 1)
-        found = cols.memo[key] = (per_kind, list(reasons))
-    per_kind, table = found  # type: ignore[misc]
+        found = cols.memo[key] = _TaintKinds(codes=per_kind, reasons=list(reasons))
+    per_kind, table = found.codes, found.reasons
     return group(at, per_kind[cols.taint_kind[at]], lambda k: table[k - 1])
 
 

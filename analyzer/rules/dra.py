@@ -14,14 +14,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from analyzer.bundle import catalog
 from analyzer.bundle.catalog import RESOURCECLAIMS, RESOURCECLAIMTEMPLATES
 from analyzer import words
 from analyzer import prose
 from analyzer.model.podspec import names_claims
+from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Answered, Plain, Rule
 
 if TYPE_CHECKING:
     from analyzer.model.dra.outcomes import Resolution
+    from analyzer.model.events import SchedulerSaid
+    from analyzer.model.views import Cluster
+    from analyzer.rules.funnel_result import FunnelResult
 
 
 def claims_of(case: Case):  # -> PodClaims | None
@@ -133,3 +139,60 @@ def _devices_says(value: object) -> list[str]:
             if held:
                 out.append(f"Held on {d.get('node')}: {held}.")
     return out
+
+
+MAX_DEVICE_NODES = 20
+
+
+def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
+    """What `cannot allocate all claims` hides: for the nodes the last stage answered (the candidates at that
+    stage, at most 20), each claim request's devices left after class, selectors, taints and free."""
+    claims = funnel.facts.claims
+    out = []
+    for node in (funnel.last.kept or [n for n in funnel.fit_candidates] or
+                 [cluster.nodes_by_name[name] for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES)
+                  if name in cluster.nodes_by_name]):
+        o = dra_devices.outcome(claims, node, cluster)
+        if o is not None:
+            out.append(dra_devices.outcome_evidence(o))
+        if len(out) >= MAX_DEVICE_NODES:
+            break
+    if not out:  # the last stage removed them all: show those
+        for name, _ in funnel.last.removed_nodes(limit=MAX_DEVICE_NODES):
+            removed = cluster.nodes_by_name.get(name)
+            o = dra_devices.outcome(claims, removed, cluster) if removed is not None else None
+            if o is not None:
+                out.append(dra_devices.outcome_evidence(o))
+    return out
+
+
+class DraFamily(Plain):
+    def evidence(self, answered: Answered) -> None:
+        """A pod with claims that reached the funnel: its claims' devices on the nodes the funnel's last stage
+        answered (one list per shape)."""
+        case, shape = answered.case, answered.shape
+        if shape is None or case.claims is None or case.funnel is None:
+            return
+        if shape.devices is None:
+            shape.devices = _devices_evidence(case.cluster, case.funnel)
+        if shape.devices:
+            case.evidence["devices"] = shape.devices
+
+    def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
+        if answered.word == words.NO_DEVICECLASS:
+            missing = answered.case.evidence["missing_classes"][0]
+            # A PreFilter failure: no per-node count (seen on a real v1.36.2 scheduler, dra_devices.md).
+            return {"rebuilt": f"0/{len(answered.cluster.nodes or ())} nodes are available: request "
+                               f"{missing['request']}: device class {missing['deviceClassName']} does not exist."}
+        if answered.word == words.NO_RESOURCECLAIM:
+            return {"rebuilt": None,
+                    "comparison": "the scheduler never queues a pod whose ResourceClaim or template is missing: "
+                                  "no PodScheduled condition and no event are expected"}
+        return None
+
+
+FAMILY: Family = DraFamily(name="dra", kinds=(
+    catalog.RESOURCECLAIMS, catalog.RESOURCECLAIMTEMPLATES, catalog.RESOURCESLICES, catalog.DEVICECLASSES,
+    catalog.DEVICETAINTRULES, catalog.EVENTS), rules=(
+    Rule(rows="6", words=(words.QUOTA_EXCEEDED,), decide=claim_quota),  # a pod's ResourceClaim refused by quota
+    Rule(rows="18-19", words=(words.NO_RESOURCECLAIM, words.NO_DEVICECLASS), decide=claims_exist),))

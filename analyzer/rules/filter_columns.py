@@ -145,7 +145,7 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
         return codes
     key = ("ports", f.ports, pod.nominated)
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, np.ndarray):
         nodes = cluster.nodes or []
         holding = set(placement.ports_on)
         if pod.nominated and cluster.nominated is not None:  # pods nominated by preemption hold their ports too
@@ -155,7 +155,7 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
             if i is not None and port_conflict(pod, nodes[i], cluster) is not None:
                 codes[i] = i + 1
         found = cols.memo[key] = codes
-    return found  # type: ignore[return-value]
+    return found
 
 
 def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:

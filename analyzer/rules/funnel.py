@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analyzer.bundle import catalog
 from analyzer.bundle.catalog import NODES
 from analyzer import prose
 from analyzer.text import some_names
@@ -36,7 +37,9 @@ from analyzer.rules.checks import (
     check_policy,
     check_selector,
 )
+from analyzer.model.events import SchedulerSaid
 from analyzer.rules.columnar import Judged
+from analyzer.rules.family import Answered, Family, Plain, Rule, shape_of
 from analyzer.rules.filter_columns import vector_stage
 from analyzer.rules.funnel_actions import funnel_action
 from analyzer.rules.funnel_result import FunnelResult, StageResult
@@ -110,8 +113,8 @@ def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.nda
     cols = columnar.columns_of(cluster)
     key = ("selected", pod.node_selector, pod.affinity, pod.pin, scalar)
     found = cluster.columns.memo.get(key) if cluster.columns is not None else None
-    if found is not None:
-        return found  # type: ignore[return-value]
+    if isinstance(found, np.ndarray):
+        return found
     nodes = cluster.nodes or []
     index = cluster.node_index
     at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None
@@ -285,3 +288,60 @@ def _say_requests(value: object) -> list[str]:
     if not isinstance(value, dict) or not value:
         return []
     return ["The pod requests " + ", ".join(f"{q} {r}" for r, q in value.items()) + " in all."]
+
+
+class FunnelFamily(Plain):
+    """The core funnel: its rule is `decide`; once the answer is found, the evidence every pod of the shape shows
+    alike: the stage table, exhausted's fit rows, the nodes one change away, the volume, inter-pod and spread
+    filters, the vendor's other device names, and the scheduler's message rebuilt from the stages."""
+
+    def evidence(self, answered: Answered) -> None:
+        case, result, shape = answered.case, answered.case.funnel, answered.shape
+        if result is None or shape is None:
+            return
+        makers = answered.makers
+        if shape.stages is None:
+            shape.stages = stages_as_data(result, case.cluster.nodes or [], answered.node_limit)
+        answered.stages = shape.stages
+        if answered.word == words.EXHAUSTED:
+            if shape.fit is None:
+                shape.fit = makers.fit(result, every=answered.node_limit is None)
+            answered.fit = shape.fit
+            if answered.action is None and answered.decision.word == words.EXHAUSTED:
+                answered.action = makers.fit_action(shape.fit)
+        if result.word is not None and answered.word == result.word:
+            if shape.nearest is None:
+                shape.nearest = makers.nearest(result.facts)
+            case.evidence.update(shape.nearest)
+        if result.facts.filters is not None:
+            if shape.filters is None:
+                shape.filters = makers.filters(result)
+            case.evidence.update(shape.filters)
+        if answered.decision.word in (words.RESOURCE_NAME_MISMATCH, words.NO_GPU_NODE):
+            if shape.gpu_names is None:
+                shape.gpu_names = makers.gpu_names(result)
+            case.evidence.update(shape.gpu_names)
+
+    def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
+        """Any other word of a pod the scheduler judged: its message rebuilt from the funnel of the pod as the
+        scheduler sees it (unpinned: a pod with spec.nodeName never met the scheduler)."""
+        case, target = answered.case, answered.case.target
+        if not (case.cluster.nodes and target.spec is not None and not target.node_name and answered.nodes_asked):
+            return None
+        result = (case.funnel if case.funnel is not None and not case.funnel.facts.pin
+                  else case.funnel_of(target.spec, "", case.claims, case.filters))
+        shape = shape_of(result)
+        if not shape.rebuilt_done:
+            shape.rebuilt = answered.makers.rebuilt(result.facts)
+            shape.rebuilt_done = True
+        return {"rebuilt": shape.rebuilt}
+
+
+def _words() -> tuple[str, ...]:
+    """The words its stages give: each stage's own, and the taint stage's and the advertised stage's finer ones."""
+    finer = {"taints": (words.CORDONED, words.NODE_UNHEALTHY), "advertised": (words.RESOURCE_NAME_MISMATCH,)}
+    return tuple(dict.fromkeys(word for s in STAGES for word in (*finer.get(s.name, ()), s.word)))
+
+
+FAMILY: Family = FunnelFamily(name="funnel", kinds=(catalog.NODES, catalog.PODS), rules=(
+    Rule(rows="22-33", words=_words(), decide=decide),))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from analyzer.rules.reason import (
     group_sizes,
     removed_positions,
 )
+
+if TYPE_CHECKING:
+    from analyzer.verdict import Fit
 
 
 @dataclass(kw_only=True)
@@ -64,6 +68,22 @@ class StageResult:
 
 
 @dataclass(kw_only=True)
+class ShapeEvidence:
+    """The evidence every pod of one shape shows alike, made on first use and then shared: kube-scheduler's
+    PreFilter state, for the evidence. One per funnel (FunnelResult.evidence); each field belongs to the family
+    named beside it, which fills it; nothing else writes it."""
+
+    stages: list[dict] | None = None  # funnel: per stage, nodes in and out, removed nodes by reason
+    fit: Fit | None = None  # funnel: exhausted's fit rows
+    rebuilt: str | None = None  # funnel: the scheduler's message rebuilt from the stages
+    rebuilt_done: bool = False
+    nearest: dict | None = None  # funnel: the nodes one change away (evidence/nearest.py)
+    filters: dict | None = None  # funnel: volumes, inter-pod terms, spread counts (evidence/filters.py)
+    gpu_names: dict | None = None  # funnel: other names of the vendor's devices, GPU feature discovery labels
+    devices: list[dict] | None = None  # DRA: per node, the device steps of the pod's claims
+
+
+@dataclass(kw_only=True)
 class FunnelResult:
     facts: PodFacts
     stages: list[StageResult]
@@ -72,6 +92,9 @@ class FunnelResult:
     reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
     action: str | None = None  # the next action, made once ("": the word's own; rules/funnel_actions.py)
     _fit_names: list[str] | None = field(default=None, repr=False, compare=False)
+    # What every pod of this shape shows alike once answered (the families' after-decision evidence), made on
+    # first use (rules/family.py): one funnel per shape, so one per shape.
+    evidence: ShapeEvidence | None = field(default=None, repr=False, compare=False)
 
     @property
     def fit_candidates(self) -> list[NodeView]:

@@ -13,6 +13,8 @@ from analyzer import prose
 from analyzer.model.gpu_sharing import sharing_request
 from analyzer.model.podspec import accelerator_requests, gpu_intent, gpu_stack
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 
 
 def no_gpu_request(case: Case) -> Decision | None:
@@ -84,3 +86,8 @@ def _say_gates(value: object) -> list[str]:
 @prose.says("gpu_stack")
 def _say_stack(value: object) -> list[str]:
     return [f"It is part of the GPU stack, {value}: it serves the GPUs and asks for none, as it should."]
+
+
+FAMILY: Family = Plain(name="intent", kinds=(catalog.PODS, catalog.NODES), rules=(
+    Rule(rows="7", words=(words.NO_GPU_REQUEST,), decide=no_gpu_request),
+    Rule(rows="11", words=(words.SCHEDULING_GATED,), decide=scheduling_gated),))

@@ -86,7 +86,9 @@ def state(pod: PodFacts, cluster: Cluster) -> InterPodState:
 def _existing(s: InterPodState, f: PodFilters, cluster: Cluster) -> None:
     """Symmetry: each bound pod's required anti-affinity term that matches this pod forbids its domains.
     It depends only on which terms match (PodFilters.anti_matched): made once per such set and shared."""
-    memo: dict = cluster.placement.memo.setdefault("forbidden", {})  # type: ignore[union-attr]
+    placement = cluster.placement
+    assert placement is not None  # inter-pod rules apply only where bound pods were placed (interpod_applies)
+    memo: dict = placement.memo.setdefault("forbidden", {})
     found = memo.get(f.anti_matched)
     if found is None:
         found = memo[f.anti_matched] = _forbidden(f.anti_matched, cluster)
@@ -118,7 +120,8 @@ def _anti_domains(cluster: Cluster, i: int) -> dict[tuple[str, str], list[str]]:
 
 def _forbidden(matched: tuple[int, ...], cluster: Cluster) -> dict[tuple[str, str], tuple[list[str], str]]:
     forbidden: dict[tuple[str, str], tuple[list[str], str]] = {}
-    terms = existing_anti_terms(cluster.placement)  # type: ignore[arg-type]
+    assert cluster.placement is not None  # as in _existing, its only caller
+    terms = existing_anti_terms(cluster.placement)
     for i in matched:
         term = terms[i][0]
         for domain, names in _anti_domains(cluster, i).items():

@@ -22,6 +22,8 @@ from analyzer.model.podspec import effective_requests, priority_of
 from analyzer.model.queue_world import QueueWorld
 from analyzer.model.gpu_sharing import KAI_ANNOTATIONS
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.rules.schedulers import running
 
 NON_PREEMPTIBLE = "non-preemptible"
@@ -167,3 +169,8 @@ def _say_queue(value: object) -> list[str]:
     if value.get("kai_said"):
         out.append(f"KAI says on the PodGroup: {value['kai_said']}")
     return out
+
+
+# KAI-Scheduler's Queue of a pod's PodGroup (its scheduler running): missing, looping, or over limit / quota.
+FAMILY: Family = Plain(name="kai-queues", kinds=(catalog.KAI_QUEUES, catalog.KAI_PODGROUPS), rules=(
+    Rule(rows="8-9", words=(words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.INSUFFICIENT_EVIDENCE), decide=decide),))

@@ -23,6 +23,8 @@ from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
 from analyzer.rules import numa
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.model.target import Target
 
 SHOWN_EVENTS = 5
@@ -252,7 +254,9 @@ def _multi_attach(case: Case, events: list[PodEvent]) -> Decision | None:
     if said is None:
         return None
     t, c = case.target, case.cluster
-    volume = _MULTI_ATTACH.search(said.message).group(1)  # type: ignore[union-attr]
+    match = _MULTI_ATTACH.search(said.message)
+    assert match is not None  # `said` is the first event it matches
+    volume = match.group(1)
     storage = c.storage
     holders = [n for n in (storage.attached.get(volume, []) if storage is not None else []) if n != t.node_name]
     claim = next((f"{ns_}/{cl.name}" for (ns_, _), cl in (storage.claims.items() if storage is not None else ())
@@ -300,3 +304,9 @@ def _node_evidence(case: Case) -> dict:
         if cond.message and cond.ready != "True":
             out["ready_message"] = cond.message
     return {"node": out, "node_in_bundle": out["in_bundle"]}
+
+
+# (also exhausted, for a kubelet rejection OutOf<resource>: listed with the funnel, at its place)
+FAMILY: Family = Plain(name="node-start", kinds=(catalog.PODS, catalog.NODES, catalog.EVENTS), rules=(
+    Rule(rows="13-17", words=(words.IMAGE_PULL, words.VOLUME_MOUNT, words.NUMA_UNALIGNED, words.NODE_RUNTIME,
+                              words.NODE_SIDE), decide=decide),))

@@ -80,13 +80,12 @@ def _flavor_selector(spec: dict, keys: set[str]) -> tuple[dict[str, str], list[d
     selector = {str(k): str(v) for k, v in (spec.get("nodeSelector") or {}).items() if k in keys}
     required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
                 .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
-    terms: list[dict] | None = []
+    terms: list[dict] = []
     for term in required.get("nodeSelectorTerms") or ():
         kept = [e for e in (term.get("matchExpressions") or ()) if e.get("key") in keys]
         if not kept:
-            terms = None
-            break
-        terms.append({"matchExpressions": kept})  # type: ignore[union-attr]
+            return selector, None
+        terms.append({"matchExpressions": kept})
     return selector, (terms or None)
 
 

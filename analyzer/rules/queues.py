@@ -30,7 +30,9 @@ from analyzer.model.queues import (
     ClusterQueue,
     Workload,
 )
+from analyzer.bundle import catalog
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Answered, Plain, Rule
 from analyzer.rules.queue_flavors import PodSetOutcome, assign
 from analyzer.rules import queue_prose  # noqa: F401  (registers how the queue evidence reads)
 from analyzer.rules.queue_head import head_of_line
@@ -38,7 +40,7 @@ from analyzer.rules.queue_topology import missing_topologies, topology_refusal
 from analyzer.rules.queue_volcano import gang, volcano_decide
 
 MAX_HOLDERS = 20
-__all__ = ["decide", "gang"]
+__all__ = ["decide", "gang", "FAMILY"]
 
 
 def _gated(spec: dict | None) -> bool:
@@ -250,3 +252,23 @@ def _gang_says(value: object) -> list[str]:
         return []
     return [f"Gang {value.get('podGroup')}: minMember {value.get('minMember')}, {value.get('placed')} placed, "
             f"{value.get('needed_now')} needed now, {value.get('fit_now')} fit now."]
+
+
+# A queue's words: the queue held the pod, no node was asked, so no scheduler message is rebuilt for it.
+HELD = frozenset((words.SCHEDULING_GATED, words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY))
+
+
+class QueuesFamily(Plain):
+    def asks_nodes(self, answered: Answered) -> bool:
+        # Also a queue that answered with the funnel's words (every flavor ruled out): it rebuilt its own message.
+        return answered.word not in HELD and not (answered.case.evidence.get("queue") or {}).get("rebuilt")
+
+
+# A queue holds it (Kueue, Volcano). Every flavor ruled out by the pod's selector or tolerations gives the funnel's
+# own words (selector-mismatch, untolerated-taint, listed at their rows), the flavor named.
+FAMILY: Family = QueuesFamily(name="queues", kinds=(
+    catalog.WORKLOADS, catalog.LOCALQUEUES, catalog.CLUSTERQUEUES, catalog.RESOURCEFLAVORS, catalog.COHORTS,
+    catalog.ADMISSIONCHECKS, catalog.TOPOLOGIES, catalog.PODGROUPS, catalog.VOLCANO_QUEUES, catalog.VOLCANO_JOBS),
+    rules=(Rule(rows="8-11", words=(words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY,
+                                    words.SCHEDULING_GATED), decide=decide),
+           Rule(rows="33", words=(words.EXHAUSTED,), decide=gang)))  # a Volcano gang: minMember pods at once

@@ -6,6 +6,7 @@ from __future__ import annotations
 from analyzer import words
 from analyzer import prose
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Plain, Rule
 
 
 def decide(case: Case) -> Decision | None:
@@ -35,3 +36,8 @@ def _invalid_says(value: object) -> list[str]:
 @prose.says("invalid_file")
 def _invalid_file_says(value: object) -> list[str]:
     return []  # the reason names the file and path
+
+
+# Reads no kind of its own: the target's file, already validated when the bundle was read.
+FAMILY: Family = Plain(name="readable", kinds=(), rules=(
+    Rule(rows="", words=(words.INSUFFICIENT_EVIDENCE,), decide=decide),))

@@ -9,6 +9,8 @@ from analyzer.model.gpu_sharing import sharing_request
 from analyzer.model.podspec import unmodelled
 from analyzer.rules import dra_devices
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.text import some_names
 
 
@@ -20,7 +22,7 @@ def decide(case: Case) -> Decision:
         # Nodes where a device or expression the model cannot judge decides: unknown, not "fits".
         why = {n.name: dra_devices.unknown(case.claims, n, c) for n in case.funnel.fits}
         if all(why.values()):
-            ev["not_modelled"] = sorted(set(why.values()))[:10]  # type: ignore[type-var]
+            ev["not_modelled"] = sorted({reason for reason in why.values() if reason})[:10]  # all given: all()
             return Decision(word=words.UNCLASSIFIED,
                             reason=f"{len(fits)} node(s) might fit, but the claims cannot be judged there: "
                                    f"{next(iter(why.values()))}")
@@ -66,3 +68,7 @@ def _not_modelled_says(value: object) -> list[str]:
 @prose.says("unknown_usage")
 def _unknown_usage_says(value: object) -> list[str]:
     return [f"Usage on node {n} is unknown: {why}." for n, why in value.items()] if isinstance(value, dict) else []
+
+
+FAMILY: Family = Plain(name="rest", kinds=(catalog.NODES, catalog.PODS), rules=(
+    Rule(rows="36-37", words=(words.UNCLASSIFIED, words.FITS_NOW), decide=decide),))

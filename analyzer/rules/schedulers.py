@@ -15,7 +15,10 @@ from analyzer.kube import DEFAULT_SCHEDULER
 from analyzer.model.autoscalers import seconds_between
 from analyzer.model.events import instant
 from analyzer.model.schedulers import GPU_GROUP, runs
+from analyzer.bundle import catalog
+from analyzer.model.events import SchedulerSaid
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Answered, Plain, Rule
 
 FRESH_SECONDS = 60  # a younger pod may simply not have been seen yet (schedulers.md)
 
@@ -108,3 +111,15 @@ def _say_scheduler(value: object) -> list[str]:
     else:
         out.append("No Running pod in the bundle looks like a scheduler other than kube-scheduler.")
     return out
+
+
+class SchedulersFamily(Plain):
+    def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
+        if answered.word != words.NO_SCHEDULER:
+            return None
+        return {"comparison": "no scheduler runs for it: no PodScheduled condition and no event are expected"}
+
+
+FAMILY: Family = SchedulersFamily(name="schedulers", kinds=(catalog.PODS, catalog.EVENTS), rules=(
+    Rule(rows="12", words=(words.NO_SCHEDULER,), decide=decide),  # a scheduler nothing runs
+    Rule(rows="16", words=(words.NODE_RUNTIME,), decide=reservation),))  # KAI's reservation pod failed

@@ -13,6 +13,7 @@ constraints are ScheduleAnyway unless configured otherwise: they never block, an
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -77,13 +78,19 @@ def by_node(pod: PodFacts, cluster: Cluster) -> list[Domains]:
     return out
 
 
+class _MatchedCounts(NamedTuple):
+    matched: Matched  # held with its counts: the memo's key is its id
+    per_node: np.ndarray
+
+
 def _per_node(cols: NodeColumns, matched: Matched) -> np.ndarray:
     """A Matched's counts per node as an array over the nodes (kept while the Matched is: placement keeps it)."""
     key = ("matched", id(matched))
     found = cols.memo.get(key)
-    if found is None:
-        found = cols.memo[key] = (matched, np.array([matched.counts.get(name, 0) for name in cols.names], dtype=np.int64))
-    return found[1]  # type: ignore[index]
+    if not isinstance(found, _MatchedCounts):
+        found = cols.memo[key] = _MatchedCounts(
+            matched=matched, per_node=np.array([matched.counts.get(name, 0) for name in cols.names], dtype=np.int64))
+    return found.per_node
 
 
 def by_columns(pod: PodFacts, cluster: Cluster) -> list[Domains] | None:

@@ -25,6 +25,8 @@ from analyzer.model.podspec import all_containers
 from analyzer.model.quantity import QuantityError
 from analyzer.model.vgpu import HAMI, VOLCANO, CardUse, VgpuWorld
 from analyzer.rules.case import Case, Decision
+from analyzer.bundle import catalog
+from analyzer.rules.family import Family, Plain, Rule
 from analyzer.text import some_names
 
 HAMI_SCHEDULER = "hami-scheduler"
@@ -217,3 +219,8 @@ def _say_vgpu(value: object) -> list[str]:
     if isinstance(said, dict):
         out.append(f"{vendor} said ({said.get('source')}): {said.get('message')}")
     return out
+
+
+# A GPU shared by HAMi or Volcano's vGPU: their device accounting over the funnel's candidates.
+FAMILY: Family = Plain(name="vgpu", kinds=(catalog.NODES, catalog.PODS), rules=(
+    Rule(rows="22, 24, 33", words=(words.SELECTOR_MISMATCH, words.NO_GPU_NODE, words.EXHAUSTED), decide=decide),))

@@ -17,6 +17,8 @@ failure, in rules/volumes.py's order, is a code (filter_columns.py: 0 passes, eq
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import orjson
 
@@ -35,30 +37,35 @@ def usable(cluster: Cluster, cols: NodeColumns, v: Volume) -> np.ndarray:
     """volume_usable for every node: once per distinct node affinity."""
     key = ("pv-terms", orjson.dumps(v.terms, option=orjson.OPT_SORT_KEYS))
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, np.ndarray):
         mask = np.ones(cols.n, dtype=bool) if v.terms is None else selector_mask(cols, (), v.terms, "", cols.everything)
         if mask is None:  # a term in a shape the columns do not take: the rule itself, node by node
             mask = np.array([volume_usable(v, node) for node in cluster.nodes or []], dtype=bool)
         found = cols.memo[key] = mask
-    return found  # type: ignore[return-value]
+    return found
+
+
+class _UsableAny(NamedTuple):
+    volumes: tuple[Volume, ...]  # held with the mask: the memo's key is their ids
+    mask: np.ndarray
 
 
 def usable_any(cluster: Cluster, cols: NodeColumns, volumes: tuple[Volume, ...]) -> np.ndarray:
     """Some of these volumes usable on the node (a claim's candidates), once per set of candidates."""
     key = ("pv-any", tuple(id(v) for v in volumes))
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, _UsableAny):
         masks = {id(m): m for m in (usable(cluster, cols, v) for v in volumes)}
         mask = np.logical_or.reduce(list(masks.values())) if masks else np.zeros(cols.n, dtype=bool)
-        found = cols.memo[key] = (volumes, mask)  # the volumes held: their ids stay theirs
-    return found[1]  # type: ignore[index]
+        found = cols.memo[key] = _UsableAny(volumes=volumes, mask=mask)
+    return found.mask
 
 
 def _per_node(cluster: Cluster, cols: NodeColumns, key: tuple, judge) -> np.ndarray:
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, np.ndarray):
         found = cols.memo[key] = np.array([judge(node) for node in cluster.nodes or []], dtype=bool)
-    return found  # type: ignore[return-value]
+    return found
 
 
 def _delayed_rule(cluster: Cluster, cols: NodeColumns, d: _Delayed) -> np.ndarray:
@@ -143,12 +150,18 @@ def zone_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     return None if got is None else _key_codes(got[1])[0]
 
 
-def _csi_columns(cluster: Cluster, cols: NodeColumns, driver: str) -> tuple[np.ndarray, np.ndarray, dict[str, list[int]]]:
+class _CsiColumns(NamedTuple):
+    limit: np.ndarray  # per node, its attach limit for the driver (-1: none)
+    used: np.ndarray  # per node, the distinct volumes of the driver its pods use
+    where: dict[str, list[int]]  # per volume, the nodes using it
+
+
+def _csi_columns(cluster: Cluster, cols: NodeColumns, driver: str) -> _CsiColumns:
     """Per node for one CSI driver: its attach limit (-1: none), the distinct volumes its pods use, and per volume
     the nodes using it. Once per driver."""
     key = ("csi", driver)
     found = cols.memo.get(key)
-    if found is None:
+    if not isinstance(found, _CsiColumns):
         st = cluster.storage
         on_nodes = _csi_on_nodes(cluster)
         limit = np.array([(st.limits.get(name) or {}).get(driver, -1) if st is not None else -1 for name in cols.names],
@@ -161,8 +174,8 @@ def _csi_columns(cluster: Cluster, cols: NodeColumns, driver: str) -> tuple[np.n
                 used[i] = len(drivers[driver])
                 for vid in drivers[driver]:
                     where.setdefault(vid, []).append(i)
-        found = cols.memo[key] = (limit, used, where)
-    return found  # type: ignore[return-value]
+        found = cols.memo[key] = _CsiColumns(limit=limit, used=used, where=where)
+    return found
 
 
 def limit_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:

@@ -30,7 +30,10 @@ from analyzer.model.volumes import (
     Storage,
     Volume,
 )
+from analyzer.bundle import catalog
+from analyzer.model.events import SchedulerSaid
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.family import Family, Answered, Plain, Rule
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.reason import Check, Reason
 
@@ -164,22 +167,21 @@ def state(pod: PodFacts, cluster: Cluster) -> tuple[list[_Bound], list[_Delayed]
     bound: list[_Bound] = []
     delayed: list[_Delayed] = []
     st = cluster.storage
-    for use in (pod.filters.claims if pod.filters is not None and st is not None else ()):
+    for use in (pod.filters.claims if pod.filters is not None else ()):
         c = use.claim
-        if c is None:
+        if c is None or st is None:
             continue
         if c.bound:
-            if c.volume_name in st.volumes:  # type: ignore[union-attr]
-                bound.append(_Bound(claim=c, volume=st.volumes[c.volume_name]))  # type: ignore[union-attr]
+            if c.volume_name in st.volumes:
+                bound.append(_Bound(claim=c, volume=st.volumes[c.volume_name]))
             continue
-        cls = st.classes.get(st.class_of(c))  # type: ignore[union-attr]
+        cls = st.classes.get(st.class_of(c))
         if cls is None or cls.binding_mode != WFFC or c.volume_name:
             continue  # decided before the funnel
-        fits = tuple(v for v in st.by_class.get(cls.name, ()) if _fits_anywhere(c, v))  # type: ignore[union-attr]
+        fits = tuple(v for v in st.by_class.get(cls.name, ()) if _fits_anywhere(c, v))
         provisioner = "" if cls.provisioner in ("", NO_PROVISIONER) else cls.provisioner
         delayed.append(_Delayed(claim=c, candidates=fits, provisioner=provisioner, class_name=cls.name,
-                                allowed=cls.allowed_topologies,
-                                capacity_tracked=bool(st.drivers.get(cls.provisioner))))  # type: ignore[union-attr]
+                                allowed=cls.allowed_topologies, capacity_tracked=bool(st.drivers.get(cls.provisioner))))
     found = pod.state.volumes = (bound, delayed)
     return found
 
@@ -331,3 +333,18 @@ def _volume_claims_says(value: object) -> list[str]:
         for e in (c.get("events") or ())[:3]:
             out.append(f"Claim event: \"{e.get('message') if isinstance(e, dict) else e}\".")
     return out
+
+
+class VolumesFamily(Plain):
+    def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
+        evidence = answered.case.evidence
+        if "prefilter" not in evidence or answered.word not in (words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND):
+            return None
+        # The volume plugin's PreFilter sentence replaces the per-node counts (filters.md).
+        return {"rebuilt": answered.makers.prefilter(evidence.pop("prefilter"))}
+
+
+FAMILY: Family = VolumesFamily(name="volumes", kinds=(
+    catalog.PERSISTENTVOLUMECLAIMS, catalog.PERSISTENTVOLUMES, catalog.STORAGECLASSES, catalog.CSINODES,
+    catalog.CSIDRIVERS, catalog.CSISTORAGECAPACITIES, catalog.VOLUMEATTACHMENTS), rules=(
+    Rule(rows="20-21", words=(words.NO_VOLUMECLAIM, words.VOLUME_UNBOUND), decide=decide),))
