@@ -7,7 +7,7 @@ finds a problem, `describe` turns (JSON path, keyword, keyword value, instance) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import orjson
 
@@ -51,9 +51,9 @@ class RustCompiled:
     def errors(self, instance: object) -> Iterator[RawError]:
         for e in self.v.iter_errors(instance):
             keyword = e.schema_path[-1] if e.schema_path else ""
-            node: object = self.schema
+            node: Any = self.schema  # the schema's own JSON: the error's path leads through it
             for part in e.schema_path:
-                node = node[part]  # type: ignore[index]
+                node = node[part]
             if keyword == "required":
                 yield tuple(e.instance_path), keyword, [e.kind.property], e.instance
             else:
@@ -169,7 +169,8 @@ def describe(parts: tuple, keyword: str, value: object, instance: object) -> lis
         types = value if isinstance(value, list) else [value]
         return [(path, " or ".join(map(str, types)), _found(instance))]
     if keyword == "enum":
-        return [(path, "one of " + ", ".join(_show(v) for v in value), _found(instance))]  # type: ignore[union-attr]
+        return [(path, "one of " + ", ".join(_show(v) for v in (value if isinstance(value, list) else [value])),
+                 _found(instance))]
     if keyword == "const":
         return [(path, _show(value), _found(instance))]
     if keyword in ("oneOf", "anyOf") and _is_quantity(value):
@@ -177,7 +178,7 @@ def describe(parts: tuple, keyword: str, value: object, instance: object) -> lis
     if keyword == "pattern":
         return [(path, f"a string matching {value}", _found(instance))]
     if keyword == "minItems":
-        return [(path, f"at least {value} item(s)", f"{len(instance)}")]  # type: ignore[arg-type]
+        return [(path, f"at least {value} item(s)", f"{len(instance) if isinstance(instance, list) else _found(instance)}")]
     if keyword == "minLength":
         return [(path, f"a string of at least {value} character(s)", _found(instance))]
     if keyword in ("minimum", "maximum"):

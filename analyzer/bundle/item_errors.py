@@ -80,7 +80,8 @@ def stub(raw: bytes | memoryview) -> dict | None:
         return None
     # The labels, when their own block parses; else null: unknown, never "no labels" (a node whose labels
     # cannot be read may still match a pod's selector).
-    labels = _LABELS.search(_SECTION["metadata"].search(data).group(1))  # type: ignore[union-attr]
+    metadata = _SECTION["metadata"].search(data)  # found: the name above was read from it
+    labels = _LABELS.search(metadata.group(1)) if metadata else None
     try:
         out["metadata"]["labels"] = orjson.loads(labels.group(1)) if labels else None
     except orjson.JSONDecodeError:

@@ -35,6 +35,7 @@ def _loader() -> type:
     15 ms of every start)."""
     import yaml
 
+    # The C loader where PyYAML was built with it: a base chosen at run time, which type checkers cannot follow.
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
         pass
 

@@ -48,7 +48,9 @@ def _localise(node: object, defs_prefix: str) -> object:
 @lru_cache(maxsize=None)
 def _shared_defs() -> dict:
     """The shared definitions with local refs, made once (every schema gets a copy of the dict, not of its values)."""
-    return _localise(_load(DEFS_FILE)["$defs"], DEFS_FILE + "#")  # type: ignore[return-value]
+    found = _localise(_load(DEFS_FILE)["$defs"], DEFS_FILE + "#")
+    assert isinstance(found, dict)  # $defs is an object in our own schema file
+    return found
 
 
 def _reachable(schema: dict, defs: dict) -> list[str]:

@@ -154,10 +154,10 @@ class NodeColumns:
         devices the model cannot judge left out), counted once per class."""
         key = ("devices", class_name)
         found = self.memo.get(key)
-        if found is None:
+        if not isinstance(found, np.ndarray):
             found = self.memo[key] = np.array([world.class_devices(n).get(class_name, (0, ()))[0] for n in self.nodes],
                                               dtype=np.int64)
-        return found  # type: ignore[return-value]
+        return found
 
     @property
     def names_column(self) -> LabelColumn:

@@ -52,7 +52,9 @@ def cpu_node(capacity: dict[str, int], labels: dict[str, str], resources: Iterab
     plugin leaves) and no label of their vendors or of node feature discovery saying a GPU is there. Restoring a
     device plugin cannot help it; a GPU-labelled node without the resource is a different matter."""
     domains = {vendor(r) for r in resources if vendor(r)}
-    if any(r in capacity for r in resources):
+    # Any resource of the same vendor in its capacity (nvidia.com/gpu for a pod asking nvidia.com/gpu.shared): a
+    # GPU node advertising its devices under another name, not a CPU node.
+    if any(r in capacity for r in resources) or any(vendor(k) in domains for k in capacity):
         return False
     return not any(k in _ACCELERATOR_LABELS or k.split("/", 1)[0] in domains for k in labels)
 

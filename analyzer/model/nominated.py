@@ -73,7 +73,7 @@ class Nominated:
 
     def __init__(self, rows: list[NominatedRow]) -> None:
         self.pods = sorted((NominatedPod(namespace=ns, name=name, node=node, priority=priority, requests=requests,
-                                         ports=tuple(tuple(p) for p in ports))  # type: ignore[misc]
+                                         ports=ports)
                             for ns, name, node, priority, requests, ports in rows), key=lambda p: (p.node, p.pod))
         self._overlays: dict[tuple[str, ...], Overlay] = {}
 

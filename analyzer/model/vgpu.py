@@ -104,10 +104,10 @@ class FormatError(ValueError):
 
 
 def _int(text: object, what: str, *, minimum: int = 0) -> int:
-    if isinstance(text, bool):
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise FormatError(f"{what} {text!r} is not a number")
     try:
-        value = int(text)  # type: ignore[call-overload]
+        value = int(text)
     except (TypeError, ValueError):
         raise FormatError(f"{what} {text!r} is not a number") from None
     if value < minimum:

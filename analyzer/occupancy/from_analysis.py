@@ -123,7 +123,8 @@ def _with_devices(analysis: "Analysis", facts: list, uses: list,
     resource (deviceclass.resource.kubernetes.io/<class>): offered devices are its allocatable, devices named by
     a claim's allocation are used, by the pods the claim is reserved for."""
     c = analysis.cluster
-    world = c.dra.world  # type: ignore[union-attr]
+    assert c.dra is not None  # called only when the bundle has DRA objects
+    world = c.dra.world
     out = []
     uses = list(uses)  # extended below, once per node: not copied per node
     for f in facts:

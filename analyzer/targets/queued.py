@@ -32,7 +32,9 @@ def queued_owners(loaded: Loaded, world: QueueWorld | None) -> list[Target]:
         return []
     k, out, seen = world.kueue, [], set()
     doc = loaded.documents.get(JOBS.name)
-    for i, job in doc.valid_items() if doc is not None else ():
+    if doc is None:
+        return out
+    for i, job in doc.valid_items():
         meta, spec = job["metadata"], job.get("spec") or {}
         ns, name = meta["namespace"], meta["name"]
         label = (meta.get("labels") or {}).get(QUEUE_LABEL)
@@ -42,7 +44,7 @@ def queued_owners(loaded: Loaded, world: QueueWorld | None) -> list[Target]:
         parallelism = spec.get("parallelism")
         seen.add((ns, "Job", name))
         out.append(Target(kind="Job", namespace=ns, name=name, spec=(spec.get("template") or {}).get("spec"),
-                          created=False, source=f"{doc.file} {doc.item_path(i)}",  # type: ignore[union-attr]
+                          created=False, source=f"{doc.file} {doc.item_path(i)}",
                           owner={"desired": 1 if parallelism is None else parallelism, "existing": 0, "suspended": True},
                           queue_hints={"queue-name": label} if isinstance(label, str) else {},
                           workload=w.key if w is not None else ""))

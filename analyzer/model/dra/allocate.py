@@ -53,7 +53,7 @@ class SelectorEngine(Protocol):
 
 def _shape(claims: list[ResolvedClaim]) -> tuple:
     """What the per-node answer depends on: an allocated claim by identity, any other by its spec."""
-    return tuple((rc.claim.key, None) if rc.allocated else (None, rc.spec) for rc in claims)  # type: ignore[union-attr]
+    return tuple((rc.claim.key, None) if rc.claim is not None and rc.allocated else (None, rc.spec) for rc in claims)
 
 
 @dataclass(slots=True)
@@ -268,11 +268,11 @@ class DraWorld(ExtendedResources):
         if not resolution.complete:
             raise ValueError("evaluate() needs a complete resolution: missing claims and classes (and unreadable objects) come first")
         for rc in resolution.claims:
-            if rc.allocated:
+            if rc.claim is not None and rc.allocated:
                 # Allocated claims pin the pod to the nodes their allocation allows (no new devices needed).
-                terms = (rc.claim.node_selector or {}).get("nodeSelectorTerms") if rc.claim.node_selector else None  # type: ignore[union-attr]
+                terms = rc.claim.node_selector.get("nodeSelectorTerms") if rc.claim.node_selector else None
                 if terms is not None and not selector_matches({}, terms, node.labels, node.name):
-                    return NodeOutcome(node=node.name, stage="pinned", pinned_by=rc.claim.key)  # type: ignore[union-attr]
+                    return NodeOutcome(node=node.name, stage="pinned", pinned_by=rc.claim.key)
         pending = [rc for rc in resolution.claims if not rc.allocated]
         for rc in pending:
             if rc.spec.unmodelled:
