@@ -64,7 +64,7 @@ def test_no_expected_file_without_its_bundle(request: pytest.FixtureRequest) -> 
 
 @pytest.mark.parametrize("name", sorted(BUNDLES))
 def test_words_and_wide_made_without_evidence_say_what_the_json_says(name: str) -> None:
-    """`-o words` and the table classify without the evidence (report.BARE): each line still has the word and the
+    """`-o words` and the table classify without the evidence (their Format.needs_evidence is False): each line still has the word and the
     reason `-o json` gives for the same target, in the same order."""
     import json
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import html
 from typing import TextIO
 
-from analyzer.occupancy.formats import DRA_PREFIX
-from analyzer.text import printable
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
+from analyzer.output_format import REPORT, RenderFunction
+from analyzer.text import and_more, printable
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -286,7 +287,7 @@ def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
 
 def _resource(name: str) -> str:
     """DRA devices per DeviceClass read as the class (the implicit resource name is long and says less)."""
-    return f"DeviceClass {name[len(DRA_PREFIX):]}" if name.startswith(DRA_PREFIX) else name
+    return f"DeviceClass {name[len(IMPLICIT_EXTENDED_PREFIX):]}" if name.startswith(IMPLICIT_EXTENDED_PREFIX) else name
 
 
 def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
@@ -315,8 +316,7 @@ def _waiting(bar: ResourceBar) -> str:
     for k in bar.wanting[:HOLDERS_OPEN + 1]:
         keeps_out = bar.behind_taint and k not in bar.tolerating
         out.append(f"<code>{_e(k)}</code>" + (' <span class="muted">(taint not tolerated)</span>' if keeps_out else ""))
-    more = len(bar.wanting) - len(out)
-    return ", ".join(out) + (f" +{more} more" if more > 0 else "")
+    return ", ".join(out) + and_more(len(bar.wanting) - len(out))
 
 
 def _state(text: str) -> str:
@@ -358,7 +358,7 @@ def _holders(bar: ResourceBar) -> str:
     """Two holders inline; more fold into <details> so a node with 16 MIG slices keeps its row short."""
     if not bar.holders:
         return ""
-    items = [f"<code>{_e(h.pod)}</code> {h.units}" for h in bar.holders]
+    items = [f"<code>{_e(h.key)}</code> {h.units}" for h in bar.holders]
     total = len(items) + bar.holders_more
     more = f"<li class=\"muted\">+{bar.holders_more} more</li>" if bar.holders_more else ""
     if total <= HOLDERS_OPEN:
@@ -367,4 +367,6 @@ def _holders(bar: ResourceBar) -> str:
             + "".join(f"<li>{x}</li>" for x in items) + more + "</ul></details>")
 
 
-__all__ = ["CSP", "render"]
+FORMAT = RenderFunction("html", REPORT, render)
+
+__all__ = ["CSP", "FORMAT", "render"]

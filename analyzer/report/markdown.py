@@ -9,18 +9,15 @@ visible, `& < >` as entities (no HTML reaches the page), and Markdown's punctuat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TextIO
 
-from analyzer.text import printable
+from analyzer.output_format import REPORT, RenderFunction
+from analyzer.text import and_more, markdown_text as _m
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 LIMIT = 65_000
 BAR_CELLS = 10
-# Bundle text never starts a line here (always after "| " or "- "), so only what acts inside a line is
-# escaped: code spans, emphasis, links and images, table cells, strikethrough.
-_PUNCT = re.compile(r"([\\`*_\[\]|~])")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +39,6 @@ LEVELS: tuple[Level, ...] = (
     Level(names=3, shapes=3, evidence=2, nodes=3, scheduler=False),
     Level(names=0, shapes=0, evidence=0, nodes=0, scheduler=False),
 )
-
-
-def _m(text: object) -> str:
-    """Bundle text for Markdown: visible control characters, entities for & < >, escaped punctuation."""
-    s = printable(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _PUNCT.sub(r"\\\1", s)
 
 
 def render(data: ReportData, out: TextIO) -> None:
@@ -254,7 +245,7 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
             alloc = str(bar.allocatable or 0) + (f" of {bar.capacity}" if bar.capacity is not None and bar.capacity != (bar.allocatable or 0) else "")
             free = f"**{bar.usable}**" + (f" (+{bar.behind_taint} behind the taint)" if bar.behind_taint else "")
         waiting = ", ".join(_m(k) + (" (taint not tolerated)" if bar.behind_taint and k not in bar.tolerating else "")
-                            for k in bar.wanting[:3]) + (f" +{len(bar.wanting) - 3} more" if len(bar.wanting) > 3 else "")
+                            for k in bar.wanting[:3]) + and_more(len(bar.wanting) - 3)
         resource = _m(bar.resource) + (f" ({_m(bar.sharing)})" if bar.sharing else "")
         w(f"| {_m(node.name)} | {states} | {resource} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
           f"{_holders(bar)} | {waiting} |\n")
@@ -277,8 +268,9 @@ def _bar(bar: ResourceBar) -> str:
 
 
 def _holders(bar: ResourceBar) -> str:
-    text = ", ".join(f"{_m(h.pod)} {h.units}" for h in bar.holders)
-    return text + (f" +{bar.holders_more} more" if bar.holders_more else "")
+    return ", ".join(f"{_m(h.key)} {h.units}" for h in bar.holders) + and_more(bar.holders_more)
 
 
-__all__ = ["LIMIT", "render", "render_text"]
+FORMAT = RenderFunction("markdown", REPORT, render)
+
+__all__ = ["FORMAT", "LIMIT", "render", "render_text"]

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import textwrap
 from collections import Counter
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from analyzer import words
-from analyzer.text import printable
+from analyzer.output_format import ANALYZE, Format
+from analyzer.text import printable, terminal_width
 from analyzer.verdict import Verdict
 
 MIN_REASON = 30  # below this the reason column would be a word per line: let the line run long instead
@@ -85,3 +86,22 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
             for more in lines[1:]:
                 out.write(" " * (lead + len("next: ")) + more + "\n")
     out.write(f"{len(verdicts):>6}  total\n")
+
+
+class TableFormat(Format[Iterable[Verdict]]):
+    """`-o table` wraps reasons to the terminal `out` is (COLUMNS); `-o wide` keeps each row on one line. Both
+    need every verdict before the first line (the columns' widths)."""
+
+    commands = frozenset({ANALYZE})
+    needs_evidence = False
+
+    def __init__(self, *, name: str, wraps: bool) -> None:
+        self.name = name
+        self.wraps = wraps
+
+    def render(self, document: Iterable[Verdict], out: TextIO) -> None:
+        render(list(document), out, colour=use_colour(out), width=terminal_width(out) if self.wraps else None)
+
+
+TABLE = TableFormat(name="table", wraps=True)
+WIDE = TableFormat(name="wide", wraps=False)

@@ -21,12 +21,12 @@ from analyzer import __version__, words
 from analyzer import prose
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
-from analyzer.text import some_names
+from analyzer.text import PODS_NAMED_PER_NODE_RESOURCE, some_names
 
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.report.ticket_autoscalers import autoscaler_rows
 from analyzer.occupancy.queues import queue_rows
-from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
+from analyzer.report.ticket_records import (Header, NearNode, NodeRow, Pool, ReportData, ResourceBar,
                                             SchedulerLines, TargetRow, WordCount)
 
 if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipeline is imported
@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipel
 URGENCY: dict[str, int] = {w.word: i for i, w in enumerate(words.ALL)}
 MAX_EVIDENCE_NODES = 5  # nodes named per evidence line; the rest are counted
 MAX_LINE = 400  # one evidence line; a hostile bundle's 10 MB string must not become a 10 MB page
-MAX_HOLDERS = 8  # pods named per node and resource in the occupancy picture; the rest are counted
 
 
 MAX_PROBLEMS = 50
@@ -311,13 +310,13 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         if "tainted" in first.states and taints:
             states.append("tainted " + ", ".join(taints))
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
-                                 free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
-                                 holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
+                                 free=r.free, holders=r.holders[:PODS_NAMED_PER_NODE_RESOURCE],
+                                 holders_more=max(0, len(r.holders) - PODS_NAMED_PER_NODE_RESOURCE), states=tuple(_bar_states(r)),
                                  wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating,
                                  sharing=r.sharing) for r in rows)
         if first.mig_state:
             states.append(f"MIG config {first.mig_state}: wait for the MIG manager")
-        stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:MAX_HOLDERS])
+        stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:PODS_NAMED_PER_NODE_RESOURCE])
         pool = first.pool if first.pool != "-" else "(no pool label)"
         pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars,
                                                   not_started=stuck))
