@@ -87,6 +87,18 @@ def named_few(names: Sequence[str], limit: int) -> str:
     return ", ".join(names[:limit]) + and_more(len(names) - limit)
 
 
+REFUSED = "refused by the API server"
+
+
+def target_mark(kind: str, refused: bool) -> str:
+    """What a target is when it is not a pod, as every format but -o json and -o words says it beside its name."""
+    if kind == "Pod":
+        return ""
+    if kind == "Attempt":
+        return f"a manifest {REFUSED}" if refused else "a manifest, not created"
+    return f"{kind}: its pods {REFUSED}" if refused else kind
+
+
 def some_names(items: list[str], limit: int = 3, total: int | None = None) -> str:
     """The first few names and how many more: `a, b, c (+4 more)` (`total`: how many there are, when `items`
     holds only the first ones)."""

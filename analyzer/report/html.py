@@ -12,7 +12,7 @@ from typing import TextIO
 
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.output_format import REPORT, RenderFunction
-from analyzer.text import and_more, printable
+from analyzer.text import REFUSED, and_more, printable, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -134,14 +134,18 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
 
 
 def _targets_line(data: ReportData) -> str:
-    refused = sum(r.count for r in data.rows if r.kind == "Attempt")
-    owners = sum(r.count for r in data.rows if r.kind not in ("Pod", "Attempt"))
-    pods = data.target_count - refused - owners
-    parts = [f"{pods} pod(s) that will not start"] if pods else []
-    if refused:
-        parts.append(f"{refused} manifest(s) the API server refused")
-    if owners:
-        parts.append(f"{owners} controller(s) whose pods were refused")
+    def count(kind: str, refused: bool) -> int:
+        return sum(r.count for r in data.rows if (r.kind == kind or kind == "owner" and r.kind not in ("Pod", "Attempt"))
+                   and r.refused == refused)
+
+    parts = []
+    for n, what in ((count("Attempt", True), f"manifest(s) {REFUSED}"),
+                    (count("owner", True), f"controller(s) whose pods were {REFUSED}"),
+                    (count("Pod", False), "pod(s) that will not start"),
+                    (count("Attempt", False), "manifest(s) judged before they are created"),
+                    (count("owner", False), "workload(s) a queue holds")):
+        if n:
+            parts.append(f"{n} {what}")
     return "; ".join(parts) or "none"
 
 
@@ -190,15 +194,13 @@ def _names(names: tuple[str, ...]) -> str:
     return f"{shown} … <details><summary>all {len(names)} names</summary><ul>{rest}</ul></details>"
 
 
-_KIND_TEXT = {"Attempt": "a manifest the API server refused"}
-
-
 def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     """One shape, said once: who, the reason, what else the evidence adds, the scheduler's sentence."""
     cls = _WORD_CLASS.get(row.word, "other")
     count = f'<span class="count">{row.count} ×</span>' if row.count > 1 else ""
     who = f"<span class=\"who\">{_e(row.owner)}</span>" if row.owner and row.count > 1 else f'<span class="who">{_e(row.names[0])}</span>'
-    kind = "" if row.kind == "Pod" else f'<span class="muted">{_e(_KIND_TEXT.get(row.kind, row.kind))}</span>'
+    mark = target_mark(row.kind, row.refused)
+    kind = f'<span class="{"warn" if row.refused else "muted"}">{_e(mark)}</span>' if mark else ""
     owner = f'<span class="muted">owner {_e(row.owner)}</span>' if row.owner and row.kind == "Pod" and row.count == 1 else ""
     asks = f'<span class="muted">asks {_e(row.asks)}</span>' if row.asks else ""
     w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}{asks}</div>\n')

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from analyzer.output_format import REPORT, RenderFunction
-from analyzer.text import and_more, markdown_text as _m
+from analyzer.text import and_more, markdown_text as _m, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 LIMIT = 65_000
@@ -137,9 +137,11 @@ def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-unty
 
 
 def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-def]
-    kind = "" if row.kind == "Pod" else (" (a manifest the API server refused)" if row.kind == "Attempt" else f" ({_m(row.kind)})")
+    mark = target_mark(row.kind, row.refused)
+    kind = f" ({_m(mark)})" if mark else ""
     if row.count > 1:
         who = f"**{row.count} ×** {_m(row.owner) if row.owner else 'pods without an owner'}"
+        who += f" ({_m(mark)})" if row.kind == "Attempt" else ""
     else:
         who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
     asks = f" (asks {_m(row.asks)})" if row.asks else ""

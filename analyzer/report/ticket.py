@@ -44,9 +44,9 @@ ASKS = "requests: "  # the evidence line of a pod's requests: shown beside its n
 # -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
 
 def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
-    """Rows with the same word, reason and owner become one row carrying every name; then most urgent
-    first, larger groups first, then by name. Ownerless targets group by word and reason too: a
-    hundred bare pods with one reason read best as one row."""
+    """Rows with the same word, reason and owner become one row carrying every name; then what the API server
+    refused (no pod exists: a person meets it first), then most urgent first, larger groups first, then by name.
+    Ownerless targets group by word and reason too: a hundred bare pods with one reason read best as one row."""
     groups: dict[tuple[str, str, str | None], TargetRow] = {}
     names: dict[tuple[str, str, str | None], list[str]] = {}
     for row in rows:
@@ -56,7 +56,7 @@ def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
             names[key] = []
         names[key].extend(row.names)
     out = [replace(row, names=tuple(names[key])) for key, row in groups.items()]
-    out.sort(key=lambda r: (URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
+    out.sort(key=lambda r: (not r.refused, URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
     return out
 
 
@@ -127,7 +127,7 @@ def report_data(analysis: "Analysis") -> ReportData:
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=v.next_action, kind=t.kind,
                               owner=owner, names=(v.key,), source=t.source,
                               evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
-                              nearest=_nearest(nearest), asks=asks))
+                              nearest=_nearest(nearest), asks=asks, refused=v.refused))
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}

@@ -46,6 +46,7 @@ class TargetRow:
     scheduler: SchedulerLines | None = None
     nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
     asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
+    refused: bool = False  # a manifest or an owner's pods the API server refuses (Verdict.refused): listed first
 
     @property
     def count(self) -> int:
