@@ -3,8 +3,10 @@ explanation said once, the HTML header as one definition list with completeness 
 
 from __future__ import annotations
 
+import re
+
 from conftest import gpu_node, make_bundle
-from helpers import LAB, run_cli
+from helpers import LAB, REPO, run_cli
 from report_pages import data_of, html_of, markdown_of
 from test_owners import RS, _full_quota, _rs_events, _running_replicas, replicaset
 
@@ -65,3 +67,63 @@ def test_a_refused_owner_is_marked_in_every_format_for_people(tmp_path) -> None:
     page = html_of(data)
     assert f'<span class="warn">ReplicaSet: its pods {REFUSED}</span>' in page
     assert f"<dd>1 controller(s) whose pods were {REFUSED}</dd>" in page
+
+
+# -- text wrapped to the terminal (COLUMNS, text.terminal_width), as the table is ------------------------------
+
+def _longest(out: str) -> int:
+    return max(len(line) for line in out.splitlines())
+
+
+def test_why_explain_wraps_to_the_terminal_and_a_pipe_keeps_lines_whole(monkeypatch) -> None:
+    dra = REPO / "tests" / "data" / "recordings" / "dra-exhausted-v1.36"
+    for bundle, pod in ((LAB, "lab/exhausted"), (dra, "lab/waiter")):
+        monkeypatch.delenv("COLUMNS", raising=False)
+        whole = run_cli("why", bundle, pod, "--explain", check=True).stdout  # a pipe: no width
+        assert _longest(whole) > 100
+        monkeypatch.setenv("COLUMNS", "100")
+        wrapped = run_cli("why", bundle, pod, "--explain", check=True).stdout
+        assert _longest(wrapped) <= 100
+        assert wrapped.split() == whole.split()  # the same words, only the line breaks differ
+
+
+def test_table_and_nodes_wrap_to_the_terminal_and_wide_does_not(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert _longest(run_cli("analyze", LAB, check=True).stdout) <= 100
+    assert _longest(run_cli("nodes", LAB, check=True).stdout) <= 100
+    assert _longest(run_cli("analyze", LAB, "-o", "wide", check=True).stdout) > 100
+
+
+def test_explain_says_a_dra_claims_device_story_once() -> None:
+    dra = REPO / "tests" / "data" / "recordings" / "dra-exhausted-v1.36"
+    out = run_cli("why", dra, "lab/waiter", "--explain", check=True).stdout
+    story = "0 of 2 matching device(s) free, 1 needed"
+    assert out.count(story) == 1 and story in out.split("\n  source:")[0]  # in the reason, and only there
+    assert "removed dx1: what the reason above says" in out and "dx1: only what the reason above says" in out
+    assert out.count("1 cannot allocate all claims. still not schedulable") == 1  # the event: "the same text"
+
+
+# -- the HTML header: one definition list, completeness on one line --------------------------------------------
+
+COMPLETENESS = re.compile(r"collected (by hand: no manifest|with a manifest \(manifest\.json\)); \d+ kinds present"
+                          r"(, required and absent: [^;]+)?(, \d+ optional kinds absent \([a-z0-9., -]+\))?"
+                          r"(, \d+ not collected or unreadable \(below\))?")
+
+
+def test_html_header_is_one_definition_list_that_cannot_misalign() -> None:
+    page = html_of(data_of(LAB))
+    header = page.split('<dl class="meta">\n', 1)[1].split("</dl>", 1)[0]
+    items = re.findall(r"<(dt|dd)[ >]", header)
+    assert items and items == ["dt", "dd"] * (len(items) // 2)  # each term followed by exactly its value
+    assert header.count("\n") == len(items) // 2  # one line per pair: nothing between them
+    # The grid puts every term in the first column and every value in the second, whatever their lengths.
+    assert ".meta dd{grid-column:2}" in page and ".meta dt{grid-column:1}" in page
+    completeness = re.search(r"<dt>Completeness</dt><dd[^>]*>([^<\n]*)</dd>", header)
+    assert completeness and COMPLETENESS.fullmatch(completeness.group(1)), header
+
+
+def test_completeness_of_a_bundle_collected_by_hand_is_one_line() -> None:
+    for bundle in sorted((REPO / "tests" / "data" / "recordings").iterdir()):
+        if bundle.is_dir():
+            line = data_of(bundle).header.completeness
+            assert line.startswith("collected by hand: no manifest; ") and COMPLETENESS.fullmatch(line), line
