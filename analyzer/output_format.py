@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Generic, TextIO, TypeVar
 
 Document = TypeVar("Document")
+Write = Callable[[str], object]  # where a format's helpers write their text: out.write, or a list's append
 
 ANALYZE, REPORT, DIFF, NODES = "analyze", "report", "diff", "nodes"  # the commands, as the CLI names them
 

@@ -36,8 +36,8 @@ def queue_rows(world: QueueWorld | None, config: AcceleratorConfig) -> list[Queu
     for w in k.workloads:
         if w.finished or w.holds("QuotaReserved"):
             continue
-        cq = local_to_cq.get((w.namespace, w.queue), "")
-        waiting[cq] = waiting.get(cq, 0) + 1
+        cq_name = local_to_cq.get((w.namespace, w.queue), "")
+        waiting[cq_name] = waiting.get(cq_name, 0) + 1
     rows = []
     for name, cq in sorted(k.cluster_queues.items()):
         reserved = world.tree.reserved.get(name, {})

@@ -9,6 +9,7 @@ from typing import TextIO
 from analyzer import prose
 
 from analyzer.verdict import Verdict
+from analyzer.output_format import Write
 from analyzer.text import printable
 
 MAX_REMOVED = 20
@@ -129,8 +130,8 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w("  none recorded (no PodScheduled=False condition, no FailedScheduling event)\n")
         if sched.get("event"):
             ev = sched["event"]
-            said = "the same text" if ev["message"] == sched.get("message") else repr(ev["message"])
-            w(f"  {ev['source']}: {said}\n")
+            event_text = "the same text" if ev["message"] == sched.get("message") else repr(ev["message"])
+            w(f"  {ev['source']}: {event_text}\n")
         if "rebuilt" in sched:
             w(f"  rebuilt from the bundle: {sched['rebuilt']!r}\n" if sched["rebuilt"] else "  rebuilt from the bundle: some node fits now\n")
         if sched.get("comparison"):
@@ -166,7 +167,7 @@ _STAGE = {"class": "no device of the class", "selectors": "no device its selecto
 _SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
 
 
-def _admission(ev: dict, w) -> None:  # type: ignore[no-untyped-def]
+def _admission(ev: dict, w: Write) -> None:
     """An attempt: what the API server answered, then the same judgement rebuilt from the bundle's objects."""
     answer = ev.get("answer")
     if isinstance(answer, dict):

@@ -11,7 +11,7 @@ import html
 from typing import TextIO
 
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
-from analyzer.output_format import REPORT, RenderFunction
+from analyzer.output_format import REPORT, RenderFunction, Write
 from analyzer.text import REFUSED, and_more, printable, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
@@ -99,7 +99,7 @@ def render(data: ReportData, out: TextIO) -> None:
     w("</main></body></html>\n")
 
 
-def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _header(data: ReportData, w: Write) -> None:
     h = data.header
     w(f"<h1>GPU triage: {_e(h.context or h.bundle)}</h1>\n")
     if not data.target_count:
@@ -153,7 +153,7 @@ def _word(word: str) -> str:
     return f'<span class="w {_WORD_CLASS.get(word, "other")}">{_e(word)}</span>'
 
 
-def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _summary(data: ReportData, w: Write) -> None:
     if not data.summary:
         return
     w(f'<h2 id="summary">Summary</h2>\n<p class="muted">{_e(data.urgency_note)}.</p>\n')
@@ -169,7 +169,7 @@ def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f'<tr><td><b>total</b></td><td class="n"><b>{data.target_count}</b></td><td></td><td></td></tr>\n</table>\n')
 
 
-def _targets(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _targets(data: ReportData, w: Write) -> None:
     if not data.rows:
         return
     w('<h2 id="targets">Targets</h2>\n')
@@ -194,7 +194,7 @@ def _names(names: tuple[str, ...]) -> str:
     return f"{shown} … <details><summary>all {len(names)} names</summary><ul>{rest}</ul></details>"
 
 
-def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
+def _card(row: TargetRow, w: Write) -> None:
     """One shape, said once: who, the reason, what else the evidence adds, the scheduler's sentence."""
     cls = _WORD_CLASS.get(row.word, "other")
     count = f'<span class="count">{row.count} ×</span>' if row.count > 1 else ""
@@ -230,7 +230,7 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     w(f'<div class="src">source: <code>{_e(row.source)}</code></div></div>\n')
 
 
-def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _occupancy(data: ReportData, w: Write) -> None:
     w('<h2 id="occupancy">GPU occupancy</h2>\n')
     if data.occupancy_note:
         w(f'<p class="warn">{_e(data.occupancy_note)}</p>\n')
@@ -244,7 +244,7 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         _pool(pool, w)
 
 
-def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _queues(data: ReportData, w: Write) -> None:
     if not data.queues:
         return
     w('<h2 id="queues">Queues</h2>\n<p class="muted">Kueue\'s ClusterQueues per flavor and GPU resource: the nominal '
@@ -259,7 +259,7 @@ def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("</table>\n")
 
 
-def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _autoscalers(data: ReportData, w: Write) -> None:
     if not data.autoscalers:
         return
     w('<h2 id="autoscalers">Autoscalers</h2>\n<p class="muted">cluster-autoscaler\'s node groups (its status '
@@ -273,7 +273,7 @@ def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("</table>\n")
 
 
-def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
+def _pool(pool: Pool, w: Write) -> None:
     totals = "; ".join(f"<code>{_e(_resource(r))}</code> <b>{free} free</b>" + (f", {behind} behind a taint" if behind else "")
                        + f", {used} used, of {alloc}" for r, alloc, used, free, behind in pool.totals())
     states = ", ".join(f"{n} {_e(s)}" for s, n in pool.state_counts())
@@ -292,7 +292,7 @@ def _resource(name: str) -> str:
     return f"DeviceClass {name[len(IMPLICIT_EXTENDED_PREFIX):]}" if name.startswith(IMPLICIT_EXTENDED_PREFIX) else name
 
 
-def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
+def _node(node: NodeRow, w: Write) -> None:
     """One row per resource; the node's name and its states span them (a taint is the node's, not the MIG profile's)."""
     span = len(node.resources)
     rs = f' rowspan="{span}"' if span > 1 else ""

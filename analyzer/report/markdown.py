@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TextIO
 
-from analyzer.output_format import REPORT, RenderFunction
+from analyzer.output_format import REPORT, RenderFunction, Write
 from analyzer.text import and_more, markdown_text as _m, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
@@ -74,7 +74,7 @@ def _page(data: ReportData, level: Level, *, shortened: bool, limit: int) -> str
     return "".join(parts)
 
 
-def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _header(data: ReportData, w: Write) -> None:
     h = data.header
     w("| | |\n|---|---|\n")
     w(f"| Context | {_m(h.context or 'not recorded (no manifest.json)')} |\n")
@@ -106,7 +106,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w("\n</details>\n\n")
 
 
-def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _summary(data: ReportData, w: Write) -> None:
     w("## Summary\n\n")
     if not data.summary:
         w("No pod is Pending or without a node, and no manifest or owner was refused.\n\n")
@@ -117,7 +117,7 @@ def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f"| **total** | **{data.target_count}** | |\n\n")
 
 
-def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _targets(data: ReportData, level: Level, w: Write) -> None:
     if not data.rows:
         return
     w("## Targets\n\n")
@@ -136,7 +136,7 @@ def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-unty
             w(f"_… {len(hidden)} more shape(s) of `{s.word}` ({sum(r.count for r in hidden)} target(s)) left out._\n\n")
 
 
-def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _shape(row: TargetRow, level: Level, w: Write) -> None:
     mark = target_mark(row.kind, row.refused)
     kind = f" ({_m(mark)})" if mark else ""
     if row.count > 1:
@@ -178,7 +178,7 @@ def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-
     w("\n")
 
 
-def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _occupancy(data: ReportData, level: Level, w: Write) -> None:
     w("## GPU occupancy\n\n")
     if data.occupancy_note:
         w(f"_{_m(data.occupancy_note)}_\n\n")
@@ -199,7 +199,7 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
         _pool(pool, level, w)
 
 
-def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _queues(data: ReportData, w: Write) -> None:
     if not data.queues:
         return
     w("## Queues\n\nKueue's ClusterQueues per flavor and GPU resource (reserved beyond the nominal: borrowed).\n\n"
@@ -212,7 +212,7 @@ def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _autoscalers(data: ReportData, w: Write) -> None:
     if not data.autoscalers:
         return
     w("## Autoscalers\n\nNode groups (cluster-autoscaler's status), NodePools (limits against usage), NodeClaims "
@@ -223,7 +223,7 @@ def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _pool(pool: Pool, level: Level, w: Write) -> None:
     w(f"### Pool {_m(pool.name)} ({len(pool.nodes)} node(s))\n\n")
     w("| Node | State | Resource | Bar | Allocatable | Used | Free | Held by | Waiting for it |\n"
       "|---|---|---|---|--:|--:|--:|---|---|\n")
@@ -237,7 +237,7 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
+def _node(node: NodeRow, w: Write) -> None:
     for bar in node.resources:
         states = ", ".join(_m(s) for s in (*node.states, *bar.states,
                                            *(f"not started: {p}" for p in node.not_started))) or "schedulable"

@@ -119,8 +119,8 @@ def report_data(analysis: "Analysis") -> ReportData:
             # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
             d = v.to_dict()
             evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
-            for note in _footnotes(d):
-                footnotes[note] = None
+            for footnote in _footnotes(d):
+                footnotes[footnote] = None
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
         asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
@@ -131,9 +131,9 @@ def report_data(analysis: "Analysis") -> ReportData:
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}
-    kubectl = manifest.get("kubectl") if isinstance(manifest.get("kubectl"), dict) else {}
+    kubectl = _dict(manifest.get("kubectl"))
     server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
-    collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
+    collector = _dict(manifest.get("collector"))
     fmt = analysis.bundle.format
     header = Header(
         bundle=_own_name(analysis.label),
@@ -157,6 +157,11 @@ def report_data(analysis: "Analysis") -> ReportData:
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
                       occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers),
                       queues=tuple(queue_rows(analysis.cluster.queues, analysis.cluster.config)))
+
+
+def _dict(value: object) -> dict:
+    """A manifest's field that should be an object; anything else (a hand-edited manifest) reads as empty."""
+    return value if isinstance(value, dict) else {}
 
 
 def _own_name(label: str) -> str:

@@ -132,7 +132,7 @@ class Pool:
                 t[1] += b.used
                 t[2] += b.usable
                 t[3] += b.behind_taint
-        return [(r, *v) for r, v in out.items()]  # type: ignore[misc]
+        return [(r, v[0], v[1], v[2], v[3]) for r, v in out.items()]
 
     def state_counts(self) -> list[tuple[str, int]]:
         """How many nodes are in each state that keeps pods off them, by name ("1 tainted", "1 allocatable 0")."""

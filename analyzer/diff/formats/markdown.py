@@ -3,7 +3,7 @@ control characters escaped, HTML neutralised, Markdown syntax (pipes, emphasis, 
 
 from __future__ import annotations
 
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from analyzer.diff.formats import not_collected_lines, quota_pair, triple
 from analyzer.diff.records import Diff
@@ -16,7 +16,7 @@ def md(text: str) -> str:
     return markdown_text(text, quote=True)
 
 
-def _table(out: TextIO, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _table(out: TextIO, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     out.write("| " + " | ".join(header) + " |\n")
     out.write("|" + "|".join("---" for _ in header) + "|\n")
     for r in rows:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from analyzer.occupancy.formats import state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
@@ -31,7 +31,7 @@ def _wrapped(text: str, width: int | None) -> list[str]:
     return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
-def _stacked(lines: list[tuple[str, ...]], widths: list[int], width: int, out: TextIO) -> None:
+def _stacked(lines: Sequence[tuple[str, ...]], widths: list[int], width: int, out: TextIO) -> None:
     """Too narrow for STATE and PENDING beside the numbers: each row's numbers on one line, then its state and the
     pending pods wanting it on their own lines below it, wrapped at spaces to the width."""
     header, rows = lines[0], lines[1:]
@@ -60,9 +60,8 @@ def render(occ: Occupancy, out: TextIO) -> None:
                              str(r.free), printable(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
         fixed = sum(widths[:6]) + 2 * 7
-        room = None if width is None else width - fixed
-        if room is not None and widths[6] + max(len(line[7]) for line in lines) > room:
-            _stacked(lines, widths, width, out)  # type: ignore[arg-type]
+        if width is not None and widths[6] + max(len(line[7]) for line in lines) > width - fixed:
+            _stacked(lines, widths, width, out)
         else:
             for line in lines:
                 out.write("  ".join(f"{c:<{w}}" if i < 3 or i == 6 else f"{c:>{w}}"
@@ -71,9 +70,9 @@ def render(occ: Occupancy, out: TextIO) -> None:
         pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
             (printable(p.pool), printable(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
              str(p.behind_taint)) for p in occ.pools]
-        pw = [max(len(line[i]) for line in pools) for i in range(7)]
-        for line in pools:
-            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
+        pw = [max(len(cells[i]) for cells in pools) for i in range(7)]
+        for cells in pools:
+            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, pw))).rstrip() + "\n")
     if occ.not_started:
         out.write("\nbound pods that have not started (`gpu-triage why` for each):\n")
         for node, pods in occ.not_started.items():
@@ -87,24 +86,24 @@ def render(occ: Occupancy, out: TextIO) -> None:
         qs = [("CLUSTERQUEUE", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "BORROWED", "WAITING", "RESERVED BY")] + [
             (printable(q.cluster_queue), printable(q.flavor), printable(q.resource), str(q.nominal), str(q.reserved), str(q.borrowed),
              str(q.waiting), printable(q.held_by) or "-") for q in occ.queues]
-        qw = [max(len(line[i]) for line in qs) for i in range(7)]
-        for line in qs:
-            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, qw)))
-                      + "  " + line[-1] + "\n")
+        qw = [max(len(queue_cells[i]) for queue_cells in qs) for i in range(7)]
+        for queue_cells in qs:
+            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(queue_cells, qw)))
+                      + "  " + queue_cells[-1] + "\n")
     if occ.pending:
         out.write("\n")
     offered = {r.resource for r in occ.rows if r.capacity}
     for resource, keys in occ.pending.items():
         lost = occ.unmatched.get(resource, ())
-        line = f"pending pods asking for {printable(resource)}: {len(keys)}"
+        text = f"pending pods asking for {printable(resource)}: {len(keys)}"
         if lost:
             shown = ", ".join(printable(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
             if resource in offered:
-                line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+                text += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
             else:
-                line += f"; no node offers it ({shown})"
-        out.write("\n".join(_wrapped(line, width) if width is None else
-                             [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(line, width - 4))]) + "\n")
+                text += f"; no node offers it ({shown})"
+        out.write("\n".join(_wrapped(text, width) if width is None else
+                             [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(text, width - 4))]) + "\n")
 
 
 def _shared(occ: Occupancy, out: TextIO) -> None:
