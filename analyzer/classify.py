@@ -48,7 +48,7 @@ class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
                  scalar: bool = False, evidence: bool = True, order: tuple[Placed, ...] = ORDER) -> None:
         self.cluster = cluster
-        # False: the word and the reason only (report.BARE: the table and words print nothing else); the evidence
+        # False: the word and the reason only (a format whose needs_evidence is False: the table and words print nothing else); the evidence
         # made after the decision (funnel stages, fit rows, nearest nodes, the scheduler's message rebuilt) is
         # left out, a third of classifying. The rules' own evidence stays: it is made while deciding.
         self.evidence = evidence

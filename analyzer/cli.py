@@ -175,9 +175,10 @@ def analyze(bundle: Path = BundleArg,
     """Validate, then give every Pending or node-less pod (and every refused manifest or owner) one cause word."""
     def run() -> int:
         from analyzer.pipeline import analyse, iter_verdicts
+        from analyzer.output import ANALYZE, formats_for
         from analyzer.progress import ProgressLine
-        from analyzer.report import BARE, renderers, table
 
+        fmt = formats_for(ANALYZE)[output]
         options = _options(namespace, manifest, gpu_pod, resource)
         with ProgressLine.for_stderr(quiet=quiet) as line:
             analysis = analyse(bundle, options, classify=False, progress=line.file)
@@ -186,13 +187,8 @@ def analyze(bundle: Path = BundleArg,
                     line.close()  # the answer goes to the same terminal: no line drawn across it
                 targets = len(analysis.cluster.pod_targets) + len(analysis.extra)
                 verdicts = line.counted("classifying", iter_verdicts(analysis, namespaces=options.namespaces,
-                                                                     evidence=output not in BARE), targets)
-                # json and words are written as the verdicts come; the table needs them all for its widths.
-                if output in ("table", "wide"):
-                    table.render(list(verdicts), sys.stdout, colour=table.use_colour(sys.stdout),
-                                 width=terminal_width(sys.stdout) if output == "table" else None)
-                else:
-                    renderers()[output](verdicts, sys.stdout)
+                                                                     evidence=fmt.needs_evidence), targets)
+                fmt.render(verdicts, sys.stdout)
                 line.close()
                 sys.stdout.flush()
                 _warn(analysis, options.namespaces, options.gpu_pods)
@@ -277,8 +273,9 @@ def nodes(bundle: Path = BundleArg,
           resource: Optional[str] = typer.Option(None, "--resource", metavar="NAME", help="Only this resource (a name or a pattern such as nvidia.com/mig-*).")) -> None:
     def run() -> int:
         from analyzer.occupancy.command import run as run_nodes
+        from analyzer.output import NODES, formats_for
 
-        return run_nodes(bundle, output, resource)
+        return run_nodes(bundle, formats_for(NODES)[output], resource)
     _guard(run)
 
 
@@ -290,8 +287,9 @@ def diff(old: Path = typer.Argument(..., metavar="OLD", help="The earlier bundle
     word), GPU nodes, GPU per pool before and after, quotas."""
     def run() -> int:
         from analyzer.diff.command import run as run_diff
+        from analyzer.output import DIFF, formats_for
 
-        return run_diff(old, new, output)
+        return run_diff(old, new, formats_for(DIFF)[output])
     _guard(run)
 
 # ---- report: thin over analyzer/report/command.py -----------------------------------------------------------------
@@ -320,9 +318,10 @@ def report(bundle: Path = BundleArg,
            resource: Optional[List[str]] = ResourceOpt) -> None:
     """Write the ticket report: header, count per word, every target with its evidence, and the GPU occupancy per node."""
     def run() -> int:
+        from analyzer.output import REPORT, formats_for
         from analyzer.report.command import resolve_format, write_report
 
-        fmt = resolve_format(output, file)
+        fmt = formats_for(REPORT)[resolve_format(output, file)]
         options = _options(namespace, manifest, gpu_pod, resource)
         analysis, where = write_report(bundle, fmt, file, options)
         _say(f"gpu-triage: report written to {where}")

@@ -210,7 +210,7 @@ class Checked:
 
 def iter_verdicts(analysis: Analysis, *, namespaces: tuple[str, ...] = (), evidence: bool = True) -> Iterator[Verdict]:
     """classify_all's verdicts, in the same order, one at a time: the output is written as they come.
-    `evidence` False: the word and the reason only (a format that prints nothing else, report.BARE)."""
+    `evidence` False: the word and the reason only (a format that prints nothing else: Format.needs_evidence False)."""
     return each_verdict(analysis.cluster, analysis.extra, namespaces=namespaces, evidence=evidence)
 
 

@@ -62,6 +62,12 @@ class Verdict:
     def key(self) -> str:
         return self.target.key
 
+    @property
+    def refused(self) -> bool:
+        """A manifest, or an owner's pods, that the API server refuses (a never-created row of causes.md):
+        no pod exists to look at, so a person meets these first."""
+        return self.target.kind != "Pod" and self.word in words.NEVER_CREATED
+
     def to_dict(self) -> dict:
         """The JSON shape described by schemas/verdicts.schema.json."""
         t = self.target

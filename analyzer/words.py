@@ -199,6 +199,8 @@ EXTRA: tuple[Word, ...] = (
 
 ALL: tuple[Word, ...] = ROWS + EXTRA
 BY_WORD: dict[str, Word] = {w.word: w for w in ALL}
+# The rows whose target was never created: the API server refuses the pod (admission, the top of causes.md).
+NEVER_CREATED: frozenset[str] = frozenset(w.word for w in ROWS if w.holds_when.startswith("(never created)"))
 VOCABULARY: tuple[str, ...] = tuple(w.word for w in ALL)
 
 

@@ -72,7 +72,10 @@ def test_recorded_exhausted_bundle_waiter_exhausted_holders_node_side(tmp_path):
 def test_why_explain_shows_the_device_steps_and_the_holders(tmp_path):
     proc = run_cli("why", exhausted().write(tmp_path), WAITER, "--explain", check=True)
     assert "class 2 -> selectors 2 -> taints 2 -> free 0" in proc.stdout
-    assert "held: gpu.example.com/dx1/gpu-0 by claim lab/holder-1-gpu-92p2f (lab/holder-1)" in proc.stdout
+    # The holders are named once, in the reason; the funnel, the nearest nodes and the device steps refer to it.
+    assert "gpu.example.com/dx1/gpu-0 by lab/holder-1-gpu-92p2f (lab/holder-1)" in proc.stdout
+    assert proc.stdout.count("gpu.example.com/dx1/gpu-0") == 1
+    assert "held: by the claims the reason above names" in proc.stdout
 
 
 def test_a_free_device_fits_now(tmp_path):

@@ -134,8 +134,9 @@ def nodes_json(root: Path) -> dict:
     import io
 
     from analyzer.occupancy.command import run
+    from analyzer.output import NODES, formats_for
     out, err = io.StringIO(), io.StringIO()
-    assert run(root, output="json", out=out, err=err) == 0, err.getvalue()
+    assert run(root, formats_for(NODES)["json"], out=out, err=err) == 0, err.getvalue()
     return json.loads(out.getvalue())
 
 

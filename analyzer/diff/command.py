@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import TextIO
 
 from analyzer.diff.compare import compare
-from analyzer.diff.formats import renderers
 from analyzer.diff.records import Diff
+from analyzer.diff.formats import table
 from analyzer.diff.snapshot import snapshot
+from analyzer.output_format import Format
 from analyzer.text import printable, problem_lines
 
 
@@ -18,13 +19,13 @@ def diff_bundles(old: str | Path, new: str | Path) -> Diff:
     return compare(snapshot(old), snapshot(new))
 
 
-def run(old: str | Path, new: str | Path, output: str = "table", out: TextIO | None = None,
+def run(old: str | Path, new: str | Path, fmt: Format[Diff] = table.FORMAT, out: TextIO | None = None,
         err: TextIO | None = None) -> int:
-    """0 compared; 2 when items of either bundle could not be read (still compared; problems on err)."""
+    """`fmt`: one of analyzer.output.formats_for("diff"). 0 compared; 2 when items of either bundle could not be read (still compared; problems on err)."""
     out = out or sys.stdout
     err = err or sys.stderr
     d = diff_bundles(old, new)
-    renderers()[output](d, out)
+    fmt.render(d, out)
     out.flush()
     for line in d.edited:
         err.write(f"gpu-triage: warning: {printable(line)}\n")

@@ -10,15 +10,17 @@ from dataclasses import replace
 
 from analyzer.bundle.catalog import NODES, PODS
 from analyzer.errors import BundleError
+from analyzer.occupancy.formats import table
 from analyzer.occupancy.from_analysis import occupancy_of
-from analyzer.occupancy.formats import renderers
+from analyzer.occupancy.records import Occupancy
+from analyzer.output_format import Format
 from analyzer.text import printable, problem_lines
 
 
 
-def run(bundle: str | Path, output: str = "table", resource: str | None = None, out: TextIO | None = None,
-        err: TextIO | None = None) -> int:
-    """0 answered; 2 when some items could not be read (the picture is still printed, the problems go to err)."""
+def run(bundle: str | Path, fmt: Format[Occupancy] = table.FORMAT, resource: str | None = None,
+        out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """`fmt`: one of analyzer.output.formats_for("nodes"). 0 answered; 2 when some items could not be read (the picture is still printed, the problems go to err)."""
     out = out or sys.stdout
     err = err or sys.stderr
     from analyzer.pipeline import Options, analyse
@@ -35,7 +37,7 @@ def run(bundle: str | Path, output: str = "table", resource: str | None = None, 
         occ = replace(occ, problems=tuple(occ.problems) + tuple(analysis.problems))
     if resource:
         occ = occ.only(resource)
-    renderers()[output](occ, out)
+    fmt.render(occ, out)
     out.flush()
     for line in analysis.changed:
         err.write(f"gpu-triage: warning: {printable(line)}\n")

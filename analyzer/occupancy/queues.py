@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.queue_world import QueueWorld
-
-MAX_HOLDERS = 3  # workloads named per row; the rest counted
+from analyzer.text import WORKLOADS_NAMED_PER_QUEUE_ROW, named_few
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,8 +36,8 @@ def queue_rows(world: QueueWorld | None, config: AcceleratorConfig) -> list[Queu
     for w in k.workloads:
         if w.finished or w.holds("QuotaReserved"):
             continue
-        cq = local_to_cq.get((w.namespace, w.queue), "")
-        waiting[cq] = waiting.get(cq, 0) + 1
+        cq_name = local_to_cq.get((w.namespace, w.queue), "")
+        waiting[cq_name] = waiting.get(cq_name, 0) + 1
     rows = []
     for name, cq in sorted(k.cluster_queues.items()):
         reserved = world.tree.reserved.get(name, {})
@@ -49,10 +48,8 @@ def queue_rows(world: QueueWorld | None, config: AcceleratorConfig) -> list[Queu
                     held = reserved.get((fq.flavor, resource))
                     units = held.units if held is not None else 0
                     names = [f"{key} ({n})" for key, n in (held.workloads if held is not None else ())]
-                    shown = ", ".join(names[:MAX_HOLDERS]) + (f" +{len(names) - MAX_HOLDERS} more"
-                                                             if len(names) > MAX_HOLDERS else "")
                     rows.append(QueueRow(cluster_queue=name, cohort=cq.cohort, flavor=fq.flavor, resource=resource,
                                          nominal=nominal, reserved=units, borrowed=max(0, units - nominal),
-                                         held_by=shown, waiting=waiting.get(name, 0),
+                                         held_by=named_few(names, WORKLOADS_NAMED_PER_QUEUE_ROW), waiting=waiting.get(name, 0),
                                          alert=units >= nominal and waiting.get(name, 0) > 0))
     return rows

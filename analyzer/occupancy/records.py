@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analyzer.model.matching import Toleration
+from analyzer.words import CORDONED  # the node state is named as the cause word it leads to
 
 # Node states, most severe first. A row carries every state that applies, in this order.
 NOT_READY = "not-ready"
 UNHEALTHY = "unhealthy"              # an adverse node condition (pressure, NotReady): named in `conditions`
 NO_PLUGIN = "no-plugin"            # looks like a GPU node (labels) but the resource is absent or capacity 0
 ALLOCATABLE_ZERO = "allocatable-zero"  # capacity N > 0, allocatable 0 (device plugin unhealthy)
-CORDONED = "cordoned"
 TAINTED = "tainted"                # a NoSchedule/NoExecute taint other than the cordon's
 OVERCOMMITTED = "overcommitted"    # used > allocatable
 USAGE_UNKNOWN = "usage-unknown"    # a pod bound here could not be read: used is a lower bound

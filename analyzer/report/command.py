@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 
 from analyzer.errors import UsageError
+from analyzer.output_format import Format
 from analyzer.pipeline import Analysis, Options, analyse
 from analyzer.report.ticket import report_data
+from analyzer.report.ticket_records import ReportData
 
 DEFAULT_FILES = {"html": "report.html", "markdown": "report.md"}
 EXTENSIONS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
@@ -40,17 +42,16 @@ def resolve_format(fmt: str | None, file: str | None) -> str:
     return fmt or implied or "html"
 
 
-def write_report(bundle: Path, fmt: str, output: str | None, options: Options) -> tuple[Analysis, str]:
-    """Write the report; returns the analysis (for its problems) and where the report went. `output`: the file
-    (None: report.html or report.md in the current directory; "-": standard output)."""
-    from analyzer.report import html, markdown
-
+def write_report(bundle: Path, fmt: Format[ReportData], output: str | None, options: Options) -> tuple[Analysis, str]:
+    """Write the report in `fmt` (one of analyzer.output.formats_for("report")); returns the analysis (for its
+    problems) and where the report went. `output`: the file (None: report.html or report.md in the current
+    directory; "-": standard output)."""
     analysis = analyse(bundle, options)
     with analysis.bundle:
         data = report_data(analysis)
     buf = io.StringIO()
-    (html.render if fmt == "html" else markdown.render)(data, buf)
-    target = output or DEFAULT_FILES[fmt]
+    fmt.render(data, buf)
+    target = output or DEFAULT_FILES[fmt.name]
     if target == STDOUT:
         sys.stdout.write(buf.getvalue())
         sys.stdout.flush()

@@ -9,6 +9,7 @@ from typing import TextIO
 from analyzer import prose
 
 from analyzer.verdict import Verdict
+from analyzer.output_format import Write
 from analyzer.text import printable
 
 MAX_REMOVED = 20
@@ -55,7 +56,7 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w(f"  {stage['stage']:<16} {stage['nodes_in']:>5} -> {stage['nodes_out']}\n")
             removed = [(node, group["reason"]) for group in stage["removed"] for node in group["nodes"]]
             for node, reason in removed[:MAX_REMOVED]:
-                w(f"      removed {node}: {reason}\n")
+                w(f"      removed {node}: {_once(reason, v.reason)}\n")
             if len(removed) > MAX_REMOVED:
                 w(f"      … and {len(removed) - MAX_REMOVED} more (all of them in -o json)\n")
     fit = v.fit
@@ -90,7 +91,8 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
     if "nearest" in v.evidence:
         w("\nNearest nodes (one change away, whatever the word):\n")
         for near in v.evidence["nearest"]:
-            w(f"  {near['node']}: {near['reason']}\n")
+            only, rest = ("only ", near["reason"][5:]) if near["reason"].startswith("only ") else ("", near["reason"])
+            w(f"  {near['node']}: {only}{_once(rest, v.reason)}\n")
         if v.evidence.get("nearest_more"):
             w(f"  … and {v.evidence['nearest_more']} more\n")
         if v.evidence.get("nearest_none"):
@@ -108,7 +110,11 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
                 w(f"    {r['from']} request {r['request']} (class {r['deviceClassName']}, needs {r['needed']}): "
                   f"class {left.get('class', 0)} -> selectors {left.get('selectors', 0)} -> taints {left.get('taints', 0)} "
                   f"-> free {left.get('free', 0)}\n")
-                for h in r["held_by"][:10]:
+                held = r["held_by"][:10]
+                if held and all(f"{h['device']} by {h['claim']}" in v.reason for h in held):
+                    w("      held: by the claims the reason above names\n")  # said once, in the reason
+                    held = []
+                for h in held:
                     w(f"      held: {h['device']} by claim {h['claim']}" + (f" ({', '.join(h['pods'])})" if h["pods"] else "") + "\n")
                 for e in r["cel_errors"][:3]:
                     w(f"      CEL error on {e['device']}: {e['error']}\n")
@@ -124,8 +130,8 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w("  none recorded (no PodScheduled=False condition, no FailedScheduling event)\n")
         if sched.get("event"):
             ev = sched["event"]
-            same = " (the same text)" if ev["message"] == sched.get("message") else ""
-            w(f"  {ev['source']}: {ev['message']!r}{same}\n")
+            event_text = "the same text" if ev["message"] == sched.get("message") else repr(ev["message"])
+            w(f"  {ev['source']}: {event_text}\n")
         if "rebuilt" in sched:
             w(f"  rebuilt from the bundle: {sched['rebuilt']!r}\n" if sched["rebuilt"] else "  rebuilt from the bundle: some node fits now\n")
         if sched.get("comparison"):
@@ -142,6 +148,15 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w(f"  {line}\n")
 
 
+SAID_ONCE = 40  # a clause this long that the reason already holds is referred to, not said again
+
+
+def _once(text: str, reason: str) -> str:
+    """A long clause the reason line already says (a claim's whole device story: request, class, free, held)
+    is referred to below it, not repeated: each fact is said once."""
+    return "what the reason above says" if len(text) >= SAID_ONCE and text in reason else text
+
+
 # The step where a node's devices ran out, as a sentence: "dx1: free" read as if dx1 had free devices.
 _STAGE = {"class": "no device of the class", "selectors": "no device its selectors accept",
           "taints": "every device it could use is tainted", "free": "no device free (all held)",
@@ -152,7 +167,7 @@ _STAGE = {"class": "no device of the class", "selectors": "no device its selecto
 _SHOWN_ABOVE = ("nearest", "nearest_more", "nearest_none", "devices", "admission", "answer")
 
 
-def _admission(ev: dict, w) -> None:  # type: ignore[no-untyped-def]
+def _admission(ev: dict, w: Write) -> None:
     """An attempt: what the API server answered, then the same judgement rebuilt from the bundle's objects."""
     answer = ev.get("answer")
     if isinstance(answer, dict):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import html
 from typing import TextIO
 
-from analyzer.occupancy.formats import DRA_PREFIX
-from analyzer.text import printable
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
+from analyzer.output_format import REPORT, RenderFunction, Write
+from analyzer.text import REFUSED, and_more, printable, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -98,7 +99,7 @@ def render(data: ReportData, out: TextIO) -> None:
     w("</main></body></html>\n")
 
 
-def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _header(data: ReportData, w: Write) -> None:
     h = data.header
     w(f"<h1>GPU triage: {_e(h.context or h.bundle)}</h1>\n")
     if not data.target_count:
@@ -133,14 +134,18 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
 
 
 def _targets_line(data: ReportData) -> str:
-    refused = sum(r.count for r in data.rows if r.kind == "Attempt")
-    owners = sum(r.count for r in data.rows if r.kind not in ("Pod", "Attempt"))
-    pods = data.target_count - refused - owners
-    parts = [f"{pods} pod(s) that will not start"] if pods else []
-    if refused:
-        parts.append(f"{refused} manifest(s) the API server refused")
-    if owners:
-        parts.append(f"{owners} controller(s) whose pods were refused")
+    def count(kind: str, refused: bool) -> int:
+        return sum(r.count for r in data.rows if (r.kind == kind or kind == "owner" and r.kind not in ("Pod", "Attempt"))
+                   and r.refused == refused)
+
+    parts = []
+    for n, what in ((count("Attempt", True), f"manifest(s) {REFUSED}"),
+                    (count("owner", True), f"controller(s) whose pods were {REFUSED}"),
+                    (count("Pod", False), "pod(s) that will not start"),
+                    (count("Attempt", False), "manifest(s) judged before they are created"),
+                    (count("owner", False), "workload(s) a queue holds")):
+        if n:
+            parts.append(f"{n} {what}")
     return "; ".join(parts) or "none"
 
 
@@ -148,7 +153,7 @@ def _word(word: str) -> str:
     return f'<span class="w {_WORD_CLASS.get(word, "other")}">{_e(word)}</span>'
 
 
-def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _summary(data: ReportData, w: Write) -> None:
     if not data.summary:
         return
     w(f'<h2 id="summary">Summary</h2>\n<p class="muted">{_e(data.urgency_note)}.</p>\n')
@@ -164,7 +169,7 @@ def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f'<tr><td><b>total</b></td><td class="n"><b>{data.target_count}</b></td><td></td><td></td></tr>\n</table>\n')
 
 
-def _targets(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _targets(data: ReportData, w: Write) -> None:
     if not data.rows:
         return
     w('<h2 id="targets">Targets</h2>\n')
@@ -189,15 +194,13 @@ def _names(names: tuple[str, ...]) -> str:
     return f"{shown} … <details><summary>all {len(names)} names</summary><ul>{rest}</ul></details>"
 
 
-_KIND_TEXT = {"Attempt": "a manifest the API server refused"}
-
-
-def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
+def _card(row: TargetRow, w: Write) -> None:
     """One shape, said once: who, the reason, what else the evidence adds, the scheduler's sentence."""
     cls = _WORD_CLASS.get(row.word, "other")
     count = f'<span class="count">{row.count} ×</span>' if row.count > 1 else ""
     who = f"<span class=\"who\">{_e(row.owner)}</span>" if row.owner and row.count > 1 else f'<span class="who">{_e(row.names[0])}</span>'
-    kind = "" if row.kind == "Pod" else f'<span class="muted">{_e(_KIND_TEXT.get(row.kind, row.kind))}</span>'
+    mark = target_mark(row.kind, row.refused)
+    kind = f'<span class="{"warn" if row.refused else "muted"}">{_e(mark)}</span>' if mark else ""
     owner = f'<span class="muted">owner {_e(row.owner)}</span>' if row.owner and row.kind == "Pod" and row.count == 1 else ""
     asks = f'<span class="muted">asks {_e(row.asks)}</span>' if row.asks else ""
     w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}{asks}</div>\n')
@@ -227,7 +230,7 @@ def _card(row: TargetRow, w) -> None:  # type: ignore[no-untyped-def]
     w(f'<div class="src">source: <code>{_e(row.source)}</code></div></div>\n')
 
 
-def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _occupancy(data: ReportData, w: Write) -> None:
     w('<h2 id="occupancy">GPU occupancy</h2>\n')
     if data.occupancy_note:
         w(f'<p class="warn">{_e(data.occupancy_note)}</p>\n')
@@ -241,7 +244,7 @@ def _occupancy(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         _pool(pool, w)
 
 
-def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _queues(data: ReportData, w: Write) -> None:
     if not data.queues:
         return
     w('<h2 id="queues">Queues</h2>\n<p class="muted">Kueue\'s ClusterQueues per flavor and GPU resource: the nominal '
@@ -256,7 +259,7 @@ def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("</table>\n")
 
 
-def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _autoscalers(data: ReportData, w: Write) -> None:
     if not data.autoscalers:
         return
     w('<h2 id="autoscalers">Autoscalers</h2>\n<p class="muted">cluster-autoscaler\'s node groups (its status '
@@ -270,7 +273,7 @@ def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("</table>\n")
 
 
-def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
+def _pool(pool: Pool, w: Write) -> None:
     totals = "; ".join(f"<code>{_e(_resource(r))}</code> <b>{free} free</b>" + (f", {behind} behind a taint" if behind else "")
                        + f", {used} used, of {alloc}" for r, alloc, used, free, behind in pool.totals())
     states = ", ".join(f"{n} {_e(s)}" for s, n in pool.state_counts())
@@ -286,10 +289,10 @@ def _pool(pool: Pool, w) -> None:  # type: ignore[no-untyped-def]
 
 def _resource(name: str) -> str:
     """DRA devices per DeviceClass read as the class (the implicit resource name is long and says less)."""
-    return f"DeviceClass {name[len(DRA_PREFIX):]}" if name.startswith(DRA_PREFIX) else name
+    return f"DeviceClass {name[len(IMPLICIT_EXTENDED_PREFIX):]}" if name.startswith(IMPLICIT_EXTENDED_PREFIX) else name
 
 
-def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
+def _node(node: NodeRow, w: Write) -> None:
     """One row per resource; the node's name and its states span them (a taint is the node's, not the MIG profile's)."""
     span = len(node.resources)
     rs = f' rowspan="{span}"' if span > 1 else ""
@@ -316,8 +319,7 @@ def _waiting(bar: ResourceBar) -> str:
     for k in bar.wanting[:HOLDERS_OPEN + 1]:
         keeps_out = bar.behind_taint and k not in bar.tolerating
         out.append(f"<code>{_e(k)}</code>" + (' <span class="muted">(taint not tolerated)</span>' if keeps_out else ""))
-    more = len(bar.wanting) - len(out)
-    return ", ".join(out) + (f" +{more} more" if more > 0 else "")
+    return ", ".join(out) + and_more(len(bar.wanting) - len(out))
 
 
 def _state(text: str) -> str:
@@ -359,7 +361,7 @@ def _holders(bar: ResourceBar) -> str:
     """Two holders inline; more fold into <details> so a node with 16 MIG slices keeps its row short."""
     if not bar.holders:
         return ""
-    items = [f"<code>{_e(h.pod)}</code> {h.units}" for h in bar.holders]
+    items = [f"<code>{_e(h.key)}</code> {h.units}" for h in bar.holders]
     total = len(items) + bar.holders_more
     more = f"<li class=\"muted\">+{bar.holders_more} more</li>" if bar.holders_more else ""
     if total <= HOLDERS_OPEN:
@@ -368,4 +370,6 @@ def _holders(bar: ResourceBar) -> str:
             + "".join(f"<li>{x}</li>" for x in items) + more + "</ul></details>")
 
 
-__all__ = ["CSP", "render"]
+FORMAT = RenderFunction("html", REPORT, render)
+
+__all__ = ["CSP", "FORMAT", "render"]

@@ -23,27 +23,9 @@ from typing import TextIO
 import orjson
 
 from analyzer import __version__
+from analyzer.output_format import ANALYZE, RenderFunction
+from analyzer.text import json_text
 from analyzer.verdict import Verdict
-from analyzer.text import printable
-
-
-
-def _clean(node: object) -> object:
-    """Lone surrogates (from a hostile manifest) cannot be UTF-8; escape them rather than fail."""
-    if isinstance(node, str):
-        return printable(node)
-    if isinstance(node, dict):
-        return {_clean(k): _clean(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_clean(x) for x in node]
-    return node
-
-
-def _dumps(d: object) -> str:
-    try:
-        return orjson.dumps(d, option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONEncodeError:
-        return orjson.dumps(_clean(d), option=orjson.OPT_INDENT_2).decode()
 
 
 def _indent(text: str, by: str) -> str:
@@ -94,18 +76,18 @@ class JsonWriter:
             d["evidence"] = {**d["evidence"], "queue": self._shared_id(queue, self._queues, lambda: queue, "q")}
         del d["fragmented"], d["too_large"]  # in the fit they belong to
         self.out.write(",\n    " if self.count else "\n    ")
-        self.out.write(_indent(_dumps(d), "    "))
+        self.out.write(_indent(json_text(d), "    "))
         self.count += 1
 
     def close(self) -> None:
         self.out.write("\n  ],\n" if self.count else "],\n")
         self.out.write('  "funnels": ')
         funnels = {fid: stages for fid, stages in self._funnels.values()}
-        self.out.write(_indent(_dumps(funnels), "  "))
+        self.out.write(_indent(json_text(funnels), "  "))
         self.out.write(',\n  "fits": ')
-        self.out.write(_indent(_dumps({fid: fit_doc for fid, fit_doc in self._fits.values()}), "  "))
+        self.out.write(_indent(json_text({fid: fit_doc for fid, fit_doc in self._fits.values()}), "  "))
         self.out.write(',\n  "queues": ')
-        self.out.write(_indent(_dumps({qid: chain for qid, chain in self._queues.values()}), "  "))
+        self.out.write(_indent(json_text({qid: chain for qid, chain in self._queues.values()}), "  "))
         self.out.write("\n}\n")
 
 
@@ -114,3 +96,6 @@ def render(verdicts: Iterable[Verdict], out: TextIO) -> None:
     for v in verdicts:
         writer.write(v)
     writer.close()
+
+
+FORMAT = RenderFunction("json", ANALYZE, render)

@@ -9,18 +9,15 @@ visible, `& < >` as entities (no HTML reaches the page), and Markdown's punctuat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TextIO
 
-from analyzer.text import printable
+from analyzer.output_format import REPORT, RenderFunction, Write
+from analyzer.text import and_more, markdown_text as _m, target_mark
 from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
 
 LIMIT = 65_000
 BAR_CELLS = 10
-# Bundle text never starts a line here (always after "| " or "- "), so only what acts inside a line is
-# escaped: code spans, emphasis, links and images, table cells, strikethrough.
-_PUNCT = re.compile(r"([\\`*_\[\]|~])")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +39,6 @@ LEVELS: tuple[Level, ...] = (
     Level(names=3, shapes=3, evidence=2, nodes=3, scheduler=False),
     Level(names=0, shapes=0, evidence=0, nodes=0, scheduler=False),
 )
-
-
-def _m(text: object) -> str:
-    """Bundle text for Markdown: visible control characters, entities for & < >, escaped punctuation."""
-    s = printable(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _PUNCT.sub(r"\\\1", s)
 
 
 def render(data: ReportData, out: TextIO) -> None:
@@ -83,7 +74,7 @@ def _page(data: ReportData, level: Level, *, shortened: bool, limit: int) -> str
     return "".join(parts)
 
 
-def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _header(data: ReportData, w: Write) -> None:
     h = data.header
     w("| | |\n|---|---|\n")
     w(f"| Context | {_m(h.context or 'not recorded (no manifest.json)')} |\n")
@@ -115,7 +106,7 @@ def _header(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
         w("\n</details>\n\n")
 
 
-def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _summary(data: ReportData, w: Write) -> None:
     w("## Summary\n\n")
     if not data.summary:
         w("No pod is Pending or without a node, and no manifest or owner was refused.\n\n")
@@ -126,7 +117,7 @@ def _summary(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w(f"| **total** | **{data.target_count}** | |\n\n")
 
 
-def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _targets(data: ReportData, level: Level, w: Write) -> None:
     if not data.rows:
         return
     w("## Targets\n\n")
@@ -145,10 +136,12 @@ def _targets(data: ReportData, level: Level, w) -> None:  # type: ignore[no-unty
             w(f"_… {len(hidden)} more shape(s) of `{s.word}` ({sum(r.count for r in hidden)} target(s)) left out._\n\n")
 
 
-def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-def]
-    kind = "" if row.kind == "Pod" else (" (a manifest the API server refused)" if row.kind == "Attempt" else f" ({_m(row.kind)})")
+def _shape(row: TargetRow, level: Level, w: Write) -> None:
+    mark = target_mark(row.kind, row.refused)
+    kind = f" ({_m(mark)})" if mark else ""
     if row.count > 1:
         who = f"**{row.count} ×** {_m(row.owner) if row.owner else 'pods without an owner'}"
+        who += f" ({_m(mark)})" if row.kind == "Attempt" else ""
     else:
         who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
     asks = f" (asks {_m(row.asks)})" if row.asks else ""
@@ -185,7 +178,7 @@ def _shape(row: TargetRow, level: Level, w) -> None:  # type: ignore[no-untyped-
     w("\n")
 
 
-def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _occupancy(data: ReportData, level: Level, w: Write) -> None:
     w("## GPU occupancy\n\n")
     if data.occupancy_note:
         w(f"_{_m(data.occupancy_note)}_\n\n")
@@ -206,7 +199,7 @@ def _occupancy(data: ReportData, level: Level, w) -> None:  # type: ignore[no-un
         _pool(pool, level, w)
 
 
-def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _queues(data: ReportData, w: Write) -> None:
     if not data.queues:
         return
     w("## Queues\n\nKueue's ClusterQueues per flavor and GPU resource (reserved beyond the nominal: borrowed).\n\n"
@@ -219,7 +212,7 @@ def _queues(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
+def _autoscalers(data: ReportData, w: Write) -> None:
     if not data.autoscalers:
         return
     w("## Autoscalers\n\nNode groups (cluster-autoscaler's status), NodePools (limits against usage), NodeClaims "
@@ -230,7 +223,7 @@ def _autoscalers(data: ReportData, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
+def _pool(pool: Pool, level: Level, w: Write) -> None:
     w(f"### Pool {_m(pool.name)} ({len(pool.nodes)} node(s))\n\n")
     w("| Node | State | Resource | Bar | Allocatable | Used | Free | Held by | Waiting for it |\n"
       "|---|---|---|---|--:|--:|--:|---|---|\n")
@@ -251,7 +244,7 @@ def _pool(pool: Pool, level: Level, w) -> None:  # type: ignore[no-untyped-def]
     w("\n")
 
 
-def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
+def _node(node: NodeRow, w: Write) -> None:
     for bar in node.resources:
         states = ", ".join(_m(s) for s in (*node.states, *bar.states,
                                            *(f"not started: {p}" for p in node.not_started))) or "schedulable"
@@ -261,7 +254,7 @@ def _node(node: NodeRow, w) -> None:  # type: ignore[no-untyped-def]
             alloc = str(bar.allocatable or 0) + (f" of {bar.capacity}" if bar.capacity is not None and bar.capacity != (bar.allocatable or 0) else "")
             free = f"**{bar.usable}**" + (f" (+{bar.behind_taint} behind the taint)" if bar.behind_taint else "")
         waiting = ", ".join(_m(k) + (" (taint not tolerated)" if bar.behind_taint and k not in bar.tolerating else "")
-                            for k in bar.wanting[:3]) + (f" +{len(bar.wanting) - 3} more" if len(bar.wanting) > 3 else "")
+                            for k in bar.wanting[:3]) + and_more(len(bar.wanting) - 3)
         resource = _m(bar.resource) + (f" ({_m(bar.sharing)})" if bar.sharing else "")
         w(f"| {_m(node.name)} | {states} | {resource} | {_bar(bar)} | {alloc} | {bar.used} | {free} | "
           f"{_holders(bar)} | {waiting} |\n")
@@ -284,8 +277,9 @@ def _bar(bar: ResourceBar) -> str:
 
 
 def _holders(bar: ResourceBar) -> str:
-    text = ", ".join(f"{_m(h.pod)} {h.units}" for h in bar.holders)
-    return text + (f" +{bar.holders_more} more" if bar.holders_more else "")
+    return ", ".join(f"{_m(h.key)} {h.units}" for h in bar.holders) + and_more(bar.holders_more)
 
 
-__all__ = ["LIMIT", "render", "render_text"]
+FORMAT = RenderFunction("markdown", REPORT, render)
+
+__all__ = ["FORMAT", "LIMIT", "render", "render_text"]

@@ -1,5 +1,6 @@
 """`-o table` (default) and `-o wide`: for people. One row per target, then the count per word, in the order of
-causes.md.
+causes.md. What the API server refused comes first and says so (no pod exists to look at): the manifests and the
+owners whose pods it refused, each reason led by what the target is.
 
 A reason is never cut: on a terminal (or with COLUMNS set) it wraps at spaces to the width, continuation lines
 under the REASON column, so no number or name is split; `-o wide` (and a pipe) keeps each row on one line.
@@ -10,10 +11,11 @@ from __future__ import annotations
 import os
 import textwrap
 from collections import Counter
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from analyzer import words
-from analyzer.text import printable
+from analyzer.output_format import ANALYZE, Format
+from analyzer.text import printable, target_mark, terminal_width
 from analyzer.verdict import Verdict
 
 MIN_REASON = 30  # below this the reason column would be a word per line: let the line run long instead
@@ -62,6 +64,7 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
     if not verdicts:
         out.write("No pod is Pending or without a node, and no manifest or owner was refused.\n")
         return
+    verdicts = sorted(verdicts, key=lambda v: not v.refused)  # stable: otherwise in the order they came
     keys = [printable(v.key) for v in verdicts]
     key_w = max(len("TARGET"), *(len(k) for k in keys))
     word_w = max(len("WORD"), *(len(v.word) for v in verdicts))
@@ -69,7 +72,7 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
     reason_w = None if width is None else width - indent
     out.write(f"{'TARGET':<{key_w}}  {'WORD':<{word_w}}  REASON\n")
     for key, v in zip(keys, verdicts):
-        lines = wrap(printable(v.reason), reason_w)
+        lines = wrap(printable(_marked(v)), reason_w)
         word = f"{v.word:<{word_w}}"
         out.write(f"{key:<{key_w}}  {_colour(v.word, word) if colour else word}  {lines[0]}\n")
         for more in lines[1:]:
@@ -85,3 +88,29 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
             for more in lines[1:]:
                 out.write(" " * (lead + len("next: ")) + more + "\n")
     out.write(f"{len(verdicts):>6}  total\n")
+
+
+def _marked(v: Verdict) -> str:
+    """The reason, led by what the target is when a person could take it for a pod (a manifest, a refused owner;
+    a queued workload's key already names its kind)."""
+    mark = target_mark(v.target.kind, v.refused) if v.refused or v.target.kind == "Attempt" else ""
+    return f"{mark}: {v.reason}" if mark else v.reason
+
+
+class TableFormat(Format[Iterable[Verdict]]):
+    """`-o table` wraps reasons to the terminal `out` is (COLUMNS); `-o wide` keeps each row on one line. Both
+    need every verdict before the first line (the columns' widths)."""
+
+    commands = frozenset({ANALYZE})
+    needs_evidence = False
+
+    def __init__(self, *, name: str, wraps: bool) -> None:
+        self.name = name
+        self.wraps = wraps
+
+    def render(self, document: Iterable[Verdict], out: TextIO) -> None:
+        render(list(document), out, colour=use_colour(out), width=terminal_width(out) if self.wraps else None)
+
+
+TABLE = TableFormat(name="table", wraps=True)
+WIDE = TableFormat(name="wide", wraps=False)

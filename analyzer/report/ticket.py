@@ -21,12 +21,12 @@ from analyzer import __version__, words
 from analyzer import prose
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
-from analyzer.text import some_names
+from analyzer.text import PODS_NAMED_PER_NODE_RESOURCE, some_names
 
 from analyzer.occupancy.from_analysis import occupancy_of
 from analyzer.report.ticket_autoscalers import autoscaler_rows
 from analyzer.occupancy.queues import queue_rows
-from analyzer.report.ticket_records import (Header, Holder, NearNode, NodeRow, Pool, ReportData, ResourceBar,
+from analyzer.report.ticket_records import (Header, NearNode, NodeRow, Pool, ReportData, ResourceBar,
                                             SchedulerLines, TargetRow, WordCount)
 
 if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipeline is imported
@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipel
 URGENCY: dict[str, int] = {w.word: i for i, w in enumerate(words.ALL)}
 MAX_EVIDENCE_NODES = 5  # nodes named per evidence line; the rest are counted
 MAX_LINE = 400  # one evidence line; a hostile bundle's 10 MB string must not become a 10 MB page
-MAX_HOLDERS = 8  # pods named per node and resource in the occupancy picture; the rest are counted
 
 
 MAX_PROBLEMS = 50
@@ -45,9 +44,9 @@ ASKS = "requests: "  # the evidence line of a pod's requests: shown beside its n
 # -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
 
 def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
-    """Rows with the same word, reason and owner become one row carrying every name; then most urgent
-    first, larger groups first, then by name. Ownerless targets group by word and reason too: a
-    hundred bare pods with one reason read best as one row."""
+    """Rows with the same word, reason and owner become one row carrying every name; then what the API server
+    refused (no pod exists: a person meets it first), then most urgent first, larger groups first, then by name.
+    Ownerless targets group by word and reason too: a hundred bare pods with one reason read best as one row."""
     groups: dict[tuple[str, str, str | None], TargetRow] = {}
     names: dict[tuple[str, str, str | None], list[str]] = {}
     for row in rows:
@@ -57,7 +56,7 @@ def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
             names[key] = []
         names[key].extend(row.names)
     out = [replace(row, names=tuple(names[key])) for key, row in groups.items()]
-    out.sort(key=lambda r: (URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
+    out.sort(key=lambda r: (not r.refused, URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
     return out
 
 
@@ -120,21 +119,21 @@ def report_data(analysis: "Analysis") -> ReportData:
             # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
             d = v.to_dict()
             evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
-            for note in _footnotes(d):
-                footnotes[note] = None
+            for footnote in _footnotes(d):
+                footnotes[footnote] = None
         ev, sched = evidence_by_shape[shape]
         nearest = v.evidence.get("nearest") if isinstance(v.evidence, dict) else None
         asks = next((x[len(ASKS):] for x in ev if x.startswith(ASKS)), "")
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=v.next_action, kind=t.kind,
                               owner=owner, names=(v.key,), source=t.source,
                               evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
-                              nearest=_nearest(nearest), asks=asks))
+                              nearest=_nearest(nearest), asks=asks, refused=v.refused))
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}
-    kubectl = manifest.get("kubectl") if isinstance(manifest.get("kubectl"), dict) else {}
+    kubectl = _dict(manifest.get("kubectl"))
     server = kubectl.get("serverVersion") or (version.get("serverVersion") or {}).get("gitVersion")
-    collector = manifest.get("collector") if isinstance(manifest.get("collector"), dict) else {}
+    collector = _dict(manifest.get("collector"))
     fmt = analysis.bundle.format
     header = Header(
         bundle=_own_name(analysis.label),
@@ -158,6 +157,11 @@ def report_data(analysis: "Analysis") -> ReportData:
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
                       occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers),
                       queues=tuple(queue_rows(analysis.cluster.queues, analysis.cluster.config)))
+
+
+def _dict(value: object) -> dict:
+    """A manifest's field that should be an object; anything else (a hand-edited manifest) reads as empty."""
+    return value if isinstance(value, dict) else {}
 
 
 def _own_name(label: str) -> str:
@@ -314,13 +318,13 @@ def _pools(occupancy: Any) -> tuple[list[Pool], str | None]:
         if "tainted" in first.states and taints:
             states.append("tainted " + ", ".join(taints))
         bars = tuple(ResourceBar(resource=r.resource, capacity=r.capacity, allocatable=r.allocatable, used=r.used,
-                                 free=r.free, holders=tuple(Holder(pod=h.key, units=h.units) for h in r.holders[:MAX_HOLDERS]),
-                                 holders_more=max(0, len(r.holders) - MAX_HOLDERS), states=tuple(_bar_states(r)),
+                                 free=r.free, holders=r.holders[:PODS_NAMED_PER_NODE_RESOURCE],
+                                 holders_more=max(0, len(r.holders) - PODS_NAMED_PER_NODE_RESOURCE), states=tuple(_bar_states(r)),
                                  wanting=r.wanting, behind_taint=r.behind_taint, tolerating=r.tolerating,
                                  sharing=r.sharing) for r in rows)
         if first.mig_state:
             states.append(f"MIG config {first.mig_state}: wait for the MIG manager")
-        stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:MAX_HOLDERS])
+        stuck = tuple(f"{key}: {word}" for key, word in occupancy.not_started.get(node, ())[:PODS_NAMED_PER_NODE_RESOURCE])
         pool = first.pool if first.pool != "-" else "(no pool label)"
         pools.setdefault(pool, []).append(NodeRow(name=node, pool=pool, states=tuple(states), resources=bars,
                                                   not_started=stuck, shared_cards=shared_lines(cards.get(node, ()))))
@@ -349,7 +353,7 @@ def shared_lines(cards: Iterable[Any]) -> tuple[str, ...]:
         if c.healthy and not c.pods and not c.memory_used and not c.cores_used and not c.shares_used:
             idle.setdefault((c.scheduler, c.type, c.memory, c.cores, c.shares, age), []).append(c.card)
             continue
-        held = f" (by {some_names(list(c.pods), MAX_HOLDERS)})" if c.pods else ""
+        held = f" (by {some_names(list(c.pods), PODS_NAMED_PER_NODE_RESOURCE)})" if c.pods else ""
         out.append(_clip(f"{c.scheduler} card {c.card} ({c.type}): memory {c.memory_used} MiB used, {c.memory_free} MiB "
                          f"free of {c.memory} MiB; cores {c.cores_used}% used, {c.cores_free}% free; "
                          f"{c.shares_used} of {c.shares} shares used{held}; "

@@ -3,8 +3,10 @@ report/markdown.py). report/ticket.py builds them from an analysis; nothing here
 
 from __future__ import annotations
 
-from analyzer.occupancy.queues import QueueRow
 from dataclasses import dataclass
+
+from analyzer.occupancy.queues import QueueRow
+from analyzer.occupancy.records import Holder
 
 URGENCY_NOTE = ("most urgent first: manifests the API server refused, then what is wrong in the pod itself, gates, pods "
                 "stuck on their node, then what the nodes lack; a pod that fits now, or needs more evidence, last")
@@ -44,6 +46,7 @@ class TargetRow:
     scheduler: SchedulerLines | None = None
     nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
     asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
+    refused: bool = False  # a manifest or an owner's pods the API server refuses (Verdict.refused): listed first
 
     @property
     def count(self) -> int:
@@ -79,12 +82,6 @@ class Header:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Holder:
-    pod: str  # namespace/name
-    units: int
-
-
-@dataclass(frozen=True, kw_only=True)
 class ResourceBar:
     """One accelerator resource on one node. capacity/allocatable None: the node does not report it."""
 
@@ -93,7 +90,7 @@ class ResourceBar:
     allocatable: int | None
     used: int
     free: int  # max(0, allocatable - used)
-    holders: tuple[Holder, ...] = ()  # largest first, at most MAX_HOLDERS
+    holders: tuple[Holder, ...] = ()  # largest first, at most text.PODS_NAMED_PER_NODE_RESOURCE
     holders_more: int = 0
     states: tuple[str, ...] = ()  # in words: "no plugin", "allocatable 0 of capacity 4", "overcommitted", …
     wanting: tuple[str, ...] = ()  # pending pods asking for this resource whose nodeSelector matches the node

@@ -1,25 +1,8 @@
-"""`gpu-triage diff` output formats: one file each, no computation. Shared: values in words."""
+"""`gpu-triage diff` output formats: one file each (registered in analyzer/output.py), no computation. Shared by
+the diff's formats: counts and quotas in words, and what a bundle could not collect; values in words are
+analyzer/text.py's, as every format's."""
 
 from __future__ import annotations
-
-from typing import Callable, TextIO
-
-from analyzer.diff.records import Diff
-
-Renderer = Callable[[Diff, TextIO], None]
-
-
-def value_text(value: object) -> str:
-    """A compared value for a person: dicts as k=v, tuples joined, None as '-'. Not yet escaped."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "none"
-    if isinstance(value, (tuple, list)):
-        return ", ".join(str(v) for v in value) or "none"
-    return str(value)
 
 
 def triple(t: tuple[int, int, int] | None) -> str:
@@ -28,12 +11,6 @@ def triple(t: tuple[int, int, int] | None) -> str:
 
 def quota_pair(t: tuple[str | None, str | None] | None) -> str:
     return "-" if t is None else f"hard {t[0] or '-'}, used {t[1] or '-'}"
-
-
-def renderers() -> dict[str, Renderer]:
-    from analyzer.diff.formats import json_format, markdown, table
-
-    return {"table": table.render, "json": json_format.render, "markdown": markdown.render}
 
 
 _NOT_COLLECTED = {"failed": "failed (kubectl's error is in the manifest)", "not-served": "not served by the API server",

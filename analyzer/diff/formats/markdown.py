@@ -3,23 +3,20 @@ control characters escaped, HTML neutralised, Markdown syntax (pipes, emphasis, 
 
 from __future__ import annotations
 
-import html
-import re
-from typing import TextIO
+from typing import Sequence, TextIO
 
-from analyzer.diff.formats import not_collected_lines, quota_pair, triple, value_text
+from analyzer.diff.formats import not_collected_lines, quota_pair, triple
 from analyzer.diff.records import Diff
-from analyzer.text import printable
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # what changes a table cell: pipes, code, emphasis, links
+from analyzer.output_format import DIFF, RenderFunction
+from analyzer.text import markdown_text, value_text
 
 
 def md(text: str) -> str:
-    """Safe inside a table cell or a list item: one line, no HTML, no Markdown syntax."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(printable(text), quote=True))
+    """Safe inside a table cell or a list item: one line, no HTML (quotes as entities too), no Markdown syntax."""
+    return markdown_text(text, quote=True)
 
 
-def _table(out: TextIO, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def _table(out: TextIO, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     out.write("| " + " | ".join(header) + " |\n")
     out.write("|" + "|".join("---" for _ in header) + "|\n")
     for r in rows:
@@ -81,3 +78,6 @@ def render(d: Diff, out: TextIO) -> None:
         _table(out, ("namespace/quota", "key", "old", "new"), [
             (f"{md(q.namespace)}/{md(q.quota)}", md(q.key), md(quota_pair(q.before)), md(quota_pair(q.after)))
             for q in d.quotas])
+
+
+FORMAT = RenderFunction("markdown", DIFF, render)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from analyzer.diff.formats import not_collected_lines, quota_pair, triple, value_text
+from analyzer.diff.formats import not_collected_lines, quota_pair, triple
 from analyzer.diff.records import Diff
-from analyzer.text import printable as p
+from analyzer.output_format import DIFF, RenderFunction
+from analyzer.text import printable as p, value_text
 
 
 def render(d: Diff, out: TextIO) -> None:
@@ -53,3 +54,6 @@ def render(d: Diff, out: TextIO) -> None:
         w(f"\nQuotas: {len(d.quotas)} changed\n")
         for q in d.quotas:
             w(f"  {p(q.namespace)}/{p(q.quota)}  {p(q.key)}  {p(quota_pair(q.before))} -> {p(quota_pair(q.after))}\n")
+
+
+FORMAT = RenderFunction("table", DIFF, render)

@@ -1,21 +1,12 @@
-"""`gpu-triage nodes` output formats: one file each, no computation. Every name from the bundle
-passes through `safe` (table, csv) or JSON escaping, so a hostile name cannot forge a line."""
+"""`gpu-triage nodes` output formats: one file each (registered in analyzer/output.py), no computation. Every
+name from the bundle passes through `printable` (table, csv) or JSON escaping, so a hostile name cannot forge a
+line. Shared by them: a row's states in words."""
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
-
-from analyzer.occupancy.records import Occupancy, ResourceRow
+from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
+from analyzer.occupancy.records import ResourceRow
 from analyzer.text import printable
-
-Renderer = Callable[[Occupancy, TextIO], None]
-
-
-def safe(text: str) -> str:
-    return printable(text)
-
-
-DRA_PREFIX = "deviceclass.resource.kubernetes.io/"  # DRA devices per DeviceClass (model/dra/extended.py)
 
 
 def state_text(row: ResourceRow) -> str:
@@ -36,7 +27,7 @@ def state_text(row: ResourceRow) -> str:
             parts.append("unhealthy: " + "; ".join(row.conditions))
         elif s == "allocatable-zero":
             parts.append(f"allocatable 0 of capacity {row.capacity}")
-        elif s == "no-plugin" and row.resource.startswith(DRA_PREFIX):
+        elif s == "no-plugin" and row.resource.startswith(IMPLICIT_EXTENDED_PREFIX):
             parts.append("no device of the class published (no ResourceSlice)")
         elif s == "no-plugin":
             parts.append("no plugin (resource absent)" if row.capacity is None else "no plugin (capacity 0)")
@@ -53,10 +44,4 @@ def state_text(row: ResourceRow) -> str:
 
 def _names(keys: tuple[str, ...] | list[str], shown: int = 3) -> str:
     more = len(keys) - shown
-    return ", ".join(safe(k) for k in keys[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
-def renderers() -> dict[str, Renderer]:
-    from analyzer.occupancy.formats import csv_format, json_format, table
-
-    return {"table": table.render, "json": json_format.render, "csv": csv_format.render}
+    return ", ".join(printable(k) for k in keys[:shown]) + (f" and {more} more" if more > 0 else "")

@@ -7,15 +7,17 @@ from __future__ import annotations
 import csv
 from typing import TextIO
 
-from analyzer.occupancy.formats import safe, state_text
+from analyzer.occupancy.formats import state_text
 from analyzer.occupancy.records import Occupancy
+from analyzer.output_format import NODES, RenderFunction
+from analyzer.text import printable
 
 HEADER = ("node", "pool", "resource", "capacity", "allocatable", "used", "free", "state", "taints", "holders",
           "pending_wanting")
 
 
 def cell(text: str) -> str:
-    text = safe(text)
+    text = printable(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@") and text != "-" else text
 
 
@@ -27,3 +29,6 @@ def render(occ: Occupancy, out: TextIO) -> None:
                          "" if r.allocatable is None else r.allocatable, r.used, r.free, cell(state_text(r)),
                          cell(" ".join(r.taints)), cell(" ".join(f"{h.key}={h.units}" for h in r.holders)),
                          cell(" ".join(r.wanting))])
+
+
+FORMAT = RenderFunction("csv", NODES, render)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import orjson
-
 from analyzer import __version__
-from analyzer.occupancy.formats import safe
 from analyzer.occupancy.records import Occupancy, ResourceRow, SharedCard
+from analyzer.output_format import NODES, RenderFunction
+from analyzer.text import json_text
 
 SCHEMA_VERSION = 1
 
@@ -55,24 +54,8 @@ def to_dict(occ: Occupancy) -> dict:
     }
 
 
-def _clean(node: object) -> object:
-    """Lone surrogates (a hostile name) cannot be UTF-8: escape them rather than fail."""
-    if isinstance(node, str):
-        return safe(node)
-    if isinstance(node, dict):
-        return {_clean(k): _clean(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_clean(x) for x in node]
-    return node
-
-
-def dumps(doc: dict) -> str:
-    try:
-        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:
-        data = orjson.dumps(_clean(doc), option=orjson.OPT_INDENT_2)
-    return data.decode()
-
-
 def render(occ: Occupancy, out: TextIO) -> None:
-    out.write(dumps(to_dict(occ)) + "\n")
+    out.write(json_text(to_dict(occ)) + "\n")
+
+
+FORMAT = RenderFunction("json", NODES, render)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TextIO
+from typing import Sequence, TextIO
 
-from analyzer.occupancy.formats import safe, state_text
+from analyzer.occupancy.formats import state_text
 from analyzer.occupancy.records import Occupancy, ResourceRow
-from analyzer.text import terminal_width
+from analyzer.output_format import NODES, RenderFunction
+from analyzer.text import printable, terminal_width
 
 SHOWN_WANTING = 3
 
@@ -19,7 +20,7 @@ def _amount(value: int | None) -> str:
 def _wanting(row: ResourceRow) -> str:
     if not row.wanting:
         return "-"
-    shown = ", ".join(safe(k) for k in row.wanting[:SHOWN_WANTING])
+    shown = ", ".join(printable(k) for k in row.wanting[:SHOWN_WANTING])
     more = len(row.wanting) - SHOWN_WANTING
     return f"{len(row.wanting)}: {shown}" + (f", … {more} more" if more > 0 else "")
 
@@ -30,7 +31,7 @@ def _wrapped(text: str, width: int | None) -> list[str]:
     return textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False) or [text]
 
 
-def _stacked(lines: list[tuple[str, ...]], widths: list[int], width: int, out: TextIO) -> None:
+def _stacked(lines: Sequence[tuple[str, ...]], widths: list[int], width: int, out: TextIO) -> None:
     """Too narrow for STATE and PENDING beside the numbers: each row's numbers on one line, then its state and the
     pending pods wanting it on their own lines below it, wrapped at spaces to the width."""
     header, rows = lines[0], lines[1:]
@@ -55,8 +56,8 @@ def render(occ: Occupancy, out: TextIO) -> None:
         out.write("No node offers an accelerator resource, looks like a GPU node, or is where a pending GPU pod could go.\n")
     else:
         header = ("NODE", "POOL", "RESOURCE", "ALLOC", "USED", "FREE", "STATE", "PENDING WANTING IT")
-        lines = [header] + [(safe(r.node), safe(r.pool), safe(r.resource), _amount(r.allocatable), str(r.used),
-                             str(r.free), safe(state_text(r)), _wanting(r)) for r in occ.rows]
+        lines = [header] + [(printable(r.node), printable(r.pool), printable(r.resource), _amount(r.allocatable), str(r.used),
+                             str(r.free), printable(state_text(r)), _wanting(r)) for r in occ.rows]
         widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
         fixed = sum(widths[:6]) + 2 * 7
         if width is not None and widths[6] + max(len(line[7]) for line in lines) > width - fixed:
@@ -67,42 +68,42 @@ def render(occ: Occupancy, out: TextIO) -> None:
                                     for i, (c, w) in enumerate(zip(line, widths))) + "  " + line[-1] + "\n")
         out.write("\n")
         pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
-            (safe(p.pool), safe(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
+            (printable(p.pool), printable(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
              str(p.behind_taint)) for p in occ.pools]
-        pw = [max(len(line[i]) for line in pools) for i in range(7)]
-        for line in pools:
-            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, pw))).rstrip() + "\n")
+        pw = [max(len(cells[i]) for cells in pools) for i in range(7)]
+        for cells in pools:
+            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, pw))).rstrip() + "\n")
     if occ.not_started:
         out.write("\nbound pods that have not started (`gpu-triage why` for each):\n")
         for node, pods in occ.not_started.items():
             more = len(pods) - SHOWN_WANTING
-            out.write(f"  {safe(node)}: " + ", ".join(f"{safe(key)} {word}" for key, word in pods[:SHOWN_WANTING])
+            out.write(f"  {printable(node)}: " + ", ".join(f"{printable(key)} {word}" for key, word in pods[:SHOWN_WANTING])
                       + (f", … {more} more" if more > 0 else "") + "\n")
     if occ.shared:
         _shared(occ, out)
     if occ.queues:
         out.write("\nKueue ClusterQueues (GPU quota per flavor; reserved beyond nominal is borrowed from the cohort):\n")
         qs = [("CLUSTERQUEUE", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "BORROWED", "WAITING", "RESERVED BY")] + [
-            (safe(q.cluster_queue), safe(q.flavor), safe(q.resource), str(q.nominal), str(q.reserved), str(q.borrowed),
-             str(q.waiting), safe(q.held_by) or "-") for q in occ.queues]
-        qw = [max(len(line[i]) for line in qs) for i in range(7)]
-        for line in qs:
-            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line, qw)))
-                      + "  " + line[-1] + "\n")
+            (printable(q.cluster_queue), printable(q.flavor), printable(q.resource), str(q.nominal), str(q.reserved), str(q.borrowed),
+             str(q.waiting), printable(q.held_by) or "-") for q in occ.queues]
+        qw = [max(len(queue_cells[i]) for queue_cells in qs) for i in range(7)]
+        for queue_cells in qs:
+            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(queue_cells, qw)))
+                      + "  " + queue_cells[-1] + "\n")
     if occ.pending:
         out.write("\n")
     offered = {r.resource for r in occ.rows if r.capacity}
     for resource, keys in occ.pending.items():
         lost = occ.unmatched.get(resource, ())
-        line = f"pending pods asking for {safe(resource)}: {len(keys)}"
+        text = f"pending pods asking for {printable(resource)}: {len(keys)}"
         if lost:
-            shown = ", ".join(safe(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
+            shown = ", ".join(printable(k) for k in lost[:SHOWN_WANTING]) + (", …" if len(lost) > SHOWN_WANTING else "")
             if resource in offered:
-                line += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
+                text += f"; {len(lost)} whose nodeSelector matches no node above ({shown})"
             else:
-                line += f"; no node offers it ({shown})"
-        out.write("\n".join(_wrapped(line, width) if width is None else
-                             [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(line, width - 4))]) + "\n")
+                text += f"; no node offers it ({shown})"
+        out.write("\n".join(_wrapped(text, width) if width is None else
+                             [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(text, width - 4))]) + "\n")
 
 
 def _shared(occ: Occupancy, out: TextIO) -> None:
@@ -112,9 +113,12 @@ def _shared(occ: Occupancy, out: TextIO) -> None:
     for c in occ.shared:
         age = "-" if c.handshake_age is None else f"{c.handshake_age}s ago"
         health = ("healthy" if c.healthy else "unhealthy") + (f"; {c.problem}" if c.problem else "")
-        rows.append((safe(c.node), c.scheduler, safe(c.card), safe(c.type), f"{c.memory - c.memory_free} MiB",
+        rows.append((printable(c.node), c.scheduler, printable(c.card), printable(c.type), f"{c.memory - c.memory_free} MiB",
                      f"{c.memory_free} MiB", f"{c.cores - c.cores_free}%", f"{c.cores_free}%",
-                     f"{c.shares_used}/{c.shares}", safe(health), age))
+                     f"{c.shares_used}/{c.shares}", printable(health), age))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         out.write("  ".join(f"{v:<{w}}" for v, w in zip(r, widths)).rstrip() + "\n")
+
+
+FORMAT = RenderFunction("table", NODES, render)

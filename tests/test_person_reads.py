@@ -1,0 +1,129 @@
+"""What a person reads: refused manifests and owners first and marked, text wrapped to the terminal, each fact of an
+explanation said once, the HTML header as one definition list with completeness on one line."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import gpu_node, make_bundle
+from helpers import LAB, REPO, run_cli
+from report_pages import data_of, html_of, markdown_of
+from test_owners import RS, _full_quota, _rs_events, _running_replicas, replicaset
+
+from analyzer.report.ticket import group_rows
+from analyzer.report.ticket_records import TargetRow
+from analyzer.text import REFUSED
+
+LAB_REFUSED = {"quota-lab/quota-exceeded", "lab/runtimeclass-missing"}  # stored attempts the API server refused
+
+
+def _rows(out: str) -> list[str]:
+    return [line for line in out.splitlines()[1:] if line and not line.startswith(" ")]
+
+
+def test_table_lists_the_refused_manifests_first_and_says_they_were_refused() -> None:
+    for fmt in ("table", "wide"):
+        rows = _rows(run_cli("analyze", LAB, "-o", fmt, check=True).stdout)
+        assert {r.split()[0] for r in rows[:2]} == LAB_REFUSED
+        assert all(f"a manifest {REFUSED}: " in r for r in rows[:2])
+        assert not any(REFUSED in r for r in rows[2:])
+
+
+def test_words_keep_their_order() -> None:
+    """-o words (like -o json) is for programs: the pipeline's order, pods first, unmarked."""
+    lines = run_cli("analyze", LAB, "-o", "words", check=True).stdout.splitlines()
+    assert lines[0].split("\t")[0] not in LAB_REFUSED
+    assert not any(REFUSED in line for line in lines)
+
+
+def test_report_puts_a_refused_row_before_any_pod_whatever_its_word() -> None:
+    def row(name: str, word: str, *, kind: str = "Pod", refused: bool = False) -> TargetRow:
+        return TargetRow(word=word, reason="r", next_action="", kind=kind, owner=None, names=(name,),
+                         source="x", refused=refused)
+
+    rows = group_rows([row("lab/gated", "no-gpu-request"), row("lab/web", "admission-denied", kind="Attempt", refused=True),
+                       row("lab/later", "exhausted", kind="Attempt")])
+    assert [r.names[0] for r in rows] == ["lab/web", "lab/gated", "lab/later"]
+
+
+def test_report_marks_refused_manifests_in_markdown_and_html() -> None:
+    data = data_of(LAB)
+    assert {n for r in data.rows[:2] for n in r.names} == LAB_REFUSED
+    md = markdown_of(data)
+    assert f"**lab/runtimeclass-missing** (a manifest {REFUSED})" in md
+    page = html_of(data)
+    assert f'<span class="warn">a manifest {REFUSED}</span>' in page
+    assert f"<dt>Targets</dt><dd>2 manifest(s) {REFUSED}; 7 pod(s) that will not start</dd>" in page
+
+
+def test_a_refused_owner_is_marked_in_every_format_for_people(tmp_path) -> None:
+    root = make_bundle(tmp_path, pods=_running_replicas(), nodes=[gpu_node("gpu-ok")], quotas=[_full_quota()], replicasets=[replicaset()],
+                       events=_rs_events())
+    key = f"quota-lab/replicaset/{RS}"
+    table = run_cli("analyze", root, "-o", "wide", check=True).stdout
+    assert f"{key}  quota-exceeded  ReplicaSet: its pods {REFUSED}: " in table
+    data = data_of(root)
+    assert f"(ReplicaSet: its pods {REFUSED})" in markdown_of(data)
+    page = html_of(data)
+    assert f'<span class="warn">ReplicaSet: its pods {REFUSED}</span>' in page
+    assert f"<dd>1 controller(s) whose pods were {REFUSED}</dd>" in page
+
+
+# -- text wrapped to the terminal (COLUMNS, text.terminal_width), as the table is ------------------------------
+
+def _longest(out: str) -> int:
+    return max(len(line) for line in out.splitlines())
+
+
+def test_why_explain_wraps_to_the_terminal_and_a_pipe_keeps_lines_whole(monkeypatch) -> None:
+    dra = REPO / "tests" / "data" / "recordings" / "dra-exhausted-v1.36"
+    for bundle, pod in ((LAB, "lab/exhausted"), (dra, "lab/waiter")):
+        monkeypatch.delenv("COLUMNS", raising=False)
+        whole = run_cli("why", bundle, pod, "--explain", check=True).stdout  # a pipe: no width
+        assert _longest(whole) > 100
+        monkeypatch.setenv("COLUMNS", "100")
+        wrapped = run_cli("why", bundle, pod, "--explain", check=True).stdout
+        assert _longest(wrapped) <= 100
+        assert wrapped.split() == whole.split()  # the same words, only the line breaks differ
+
+
+def test_table_and_nodes_wrap_to_the_terminal_and_wide_does_not(monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    assert _longest(run_cli("analyze", LAB, check=True).stdout) <= 100
+    assert _longest(run_cli("nodes", LAB, check=True).stdout) <= 100
+    assert _longest(run_cli("analyze", LAB, "-o", "wide", check=True).stdout) > 100
+
+
+def test_explain_says_a_dra_claims_device_story_once() -> None:
+    dra = REPO / "tests" / "data" / "recordings" / "dra-exhausted-v1.36"
+    out = run_cli("why", dra, "lab/waiter", "--explain", check=True).stdout
+    story = "0 of 2 matching device(s) free, 1 needed"
+    assert out.count(story) == 1 and story in out.split("\n  source:")[0]  # in the reason, and only there
+    assert "removed dx1: what the reason above says" in out and "dx1: only what the reason above says" in out
+    assert out.count("1 cannot allocate all claims. still not schedulable") == 1  # the event: "the same text"
+
+
+# -- the HTML header: one definition list, completeness on one line --------------------------------------------
+
+COMPLETENESS = re.compile(r"collected (by hand: no manifest|with a manifest \(manifest\.json\)); \d+ kinds present"
+                          r"(, required and absent: [^;]+)?(, \d+ optional kinds absent \([a-z0-9., -]+\))?"
+                          r"(, \d+ not collected or unreadable \(below\))?")
+
+
+def test_html_header_is_one_definition_list_that_cannot_misalign() -> None:
+    page = html_of(data_of(LAB))
+    header = page.split('<dl class="meta">\n', 1)[1].split("</dl>", 1)[0]
+    items = re.findall(r"<(dt|dd)[ >]", header)
+    assert items and items == ["dt", "dd"] * (len(items) // 2)  # each term followed by exactly its value
+    assert header.count("\n") == len(items) // 2  # one line per pair: nothing between them
+    # The grid puts every term in the first column and every value in the second, whatever their lengths.
+    assert ".meta dd{grid-column:2}" in page and ".meta dt{grid-column:1}" in page
+    completeness = re.search(r"<dt>Completeness</dt><dd[^>]*>([^<\n]*)</dd>", header)
+    assert completeness and COMPLETENESS.fullmatch(completeness.group(1)), header
+
+
+def test_completeness_of_a_bundle_collected_by_hand_is_one_line() -> None:
+    for bundle in sorted((REPO / "tests" / "data" / "recordings").iterdir()):
+        if bundle.is_dir():
+            line = data_of(bundle).header.completeness
+            assert line.startswith("collected by hand: no manifest; ") and COMPLETENESS.fullmatch(line), line
