@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rule
 NODE_LIMIT = 20  # removed nodes named per reason in a verdict's funnel (the rest counted): -o json stays small
 
 
-def _me(target: Target) -> str:
+def _own_key(target: Target) -> str:
     """The pod itself among the nominated pods (never counted against itself); an attempt is no pod yet."""
     return f"{target.namespace}/{target.name}" if target.kind == "Pod" and target.created else ""
 
@@ -67,7 +67,7 @@ class Classifier:
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec,
-                    funnel_of=partial(self._funnel, me=_me(target)))
+                    funnel_of=partial(self._funnel, own_key=_own_key(target)))
         try:
             decision = walk(case, self.order)
         except UnreadableSpec as exc:
@@ -133,10 +133,10 @@ class Classifier:
                        "accelerator limit if it needs one")
 
     def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
-                filters: PodFilters | None = None, *, me: str = "") -> FunnelResult:
+                filters: PodFilters | None = None, *, own_key: str = "") -> FunnelResult:
         nominated = self.cluster.nominated
         # A pod with spec.nodeName skips the scheduler, and with it the pods nominated by preemption.
-        counting = nominated.counting(priority_of(spec), me) if nominated is not None and not pin else ()
+        counting = nominated.counting(priority_of(spec), own_key) if nominated is not None and not pin else ()
         facts = PodFacts.of(spec, pin, claims, filters, counting)
         funnel = self._funnels.get(facts) if self.cache else None
         if funnel is None:

@@ -1,5 +1,5 @@
 """For `exhausted`: each candidate's allocatable, used (and by which pods), free and requested;
-whether the shortage is fragmentation or the too-large sub-case (causes.md, row 14).
+whether the shortage is fragmentation or the too-large sub-case (causes.md `exhausted`).
 
 Bounded by default: fit rows for the `limit` candidates closest to fitting (fewest short resources, then the
 smallest shortfall relative to the request, then nodes.json order), and for the rest counts (how many are short

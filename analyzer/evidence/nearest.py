@@ -139,7 +139,7 @@ def _vector_counts(pod: PodFacts, cluster: Cluster,
                    cpu_mask: Callable[[tuple[str, ...]], np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
     """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
     where exactly one does). Node-blind pods only: advertised, allocatable and fit from the amounts, cordon and
-    taints once per set of taints (a node offering the vendor's devices under another name, row 16, fails the
+    taints once per set of taints (a node offering the vendor's devices under another name (resource-name-mismatch) fails the
     same one check: only its text differs, made for the nodes shown). The filters after fit: Nearest._filters."""
     cols = columnar.columns_of(cluster)
     if cols is None or pod.filters is not None or not columnar.node_blind(pod, cluster):

@@ -1,4 +1,4 @@
-"""The other names a vendor's devices go by (node-start.md, row 16), and what NVIDIA's GPU feature discovery and
+"""The other names a vendor's devices go by (node-start.md, `resource-name-mismatch`), and what NVIDIA's GPU feature discovery and
 MIG manager say about a node in its labels. Nothing here decides a cause word.
 
 NVIDIA's device plugin advertises `nvidia.com/gpu.shared` under time-slicing or MPS with `renameByDefault`, and one

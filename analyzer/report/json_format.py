@@ -1,4 +1,4 @@
-"""`-o json`: one JSON document, written verdict by verdict as they are produced (issue 10).
+"""`-o json`: one JSON document, written verdict by verdict as they are produced.
 
 Shape (schemas/verdicts.schema.json):
 

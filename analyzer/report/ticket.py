@@ -225,7 +225,7 @@ def _scheduler(d: dict) -> SchedulerLines | None:
 
 
 def _nearest(value: Any) -> tuple[NearNode, ...] | None:
-    """causes.md v2 nearest nodes, once the classifier puts them in the evidence as [{node, reason}]."""
+    """causes.md's nearest nodes, once the classifier puts them in the evidence as [{node, reason}]."""
     if not isinstance(value, list):
         return None
     out = []

@@ -14,7 +14,7 @@ URGENCY_NOTE = ("most urgent first: manifests the API server refused, then what 
 
 @dataclass(frozen=True, kw_only=True)
 class NearNode:
-    """A node the pod fails on for exactly one reason (causes.md v2 "nearest nodes")."""
+    """A node the pod fails on for exactly one reason (causes.md, "nearest nodes")."""
 
     node: str
     reason: str
@@ -109,7 +109,7 @@ class NodeRow:
     pool: str
     states: tuple[str, ...]  # the node's own: "not ready", "cordoned", "tainted nvidia.com/gpu=present:NoSchedule"
     resources: tuple[ResourceBar, ...]
-    not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (rows 7-10)
+    not_started: tuple[str, ...] = ()  # bound pods that have not started here, "ns/name: word" (the node-side words)
     # The node's GPUs as a sharing scheduler (HAMi, Volcano vGPU) counts them, one sentence per card, and first why
     # it sees no device here when it does not
     shared_cards: tuple[str, ...] = ()

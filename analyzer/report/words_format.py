@@ -10,7 +10,7 @@ from analyzer.verdict import Verdict
 
 
 def render(verdicts: Iterable[Verdict], out: TextIO) -> None:
-    # Written as the verdicts come (issue 10): nothing is held.
+    # Written as the verdicts come: nothing is held.
     for v in verdicts:
         out.write(f"{printable(v.key)}\t{v.word}\n")
 

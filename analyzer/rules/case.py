@@ -33,7 +33,7 @@ class Case:
 class Decision:
     word: str
     reason: str
-    underlying: str | None = None  # a refined decision (rows 26-27): the funnel's own word beneath it
+    underlying: str | None = None  # a refined decision (scaling-up, scale-up-blocked): the funnel's own word beneath it
     # The next action for this pod, its objects named (the node holding the volume, the node on its way); None:
     # the word's own action from causes.md.
     action: str | None = None

@@ -186,7 +186,7 @@ def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason 
         for r in missing:
             text = f"no {r} in status.capacity" if r not in node.capacity else f"{r} capacity 0"
             offered = siblings(r, node.capacity, cluster.config)
-            if offered:  # the vendor's devices are here under another name (row 16)
+            if offered:  # the vendor's devices are here under another name (resource-name-mismatch)
                 other_names = True
                 text += "; advertises " + ", ".join(f"{name} ({count})" for name, count in offered)
             elif r in node.capacity:

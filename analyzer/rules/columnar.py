@@ -57,8 +57,9 @@ def node_blind(pod: PodFacts, cluster: Cluster) -> bool:
 
 
 def other_names_possible(pod: PodFacts, cluster: Cluster) -> bool:
-    """Might some node advertise a requested accelerator's devices under another name of its vendor (row 16:
-    check_advertised then names them, per node)? Then the advertised stage is judged once per capacity kind."""
+    """Might some node advertise a requested accelerator's devices under another name of its vendor
+    (resource-name-mismatch: check_advertised then names them, per node)? Then the advertised stage is judged once
+    per capacity kind."""
     cols = columns_of(cluster)
     if cols is None or not pod.extended:
         return cols is None
@@ -153,7 +154,7 @@ def _key_codes(matrix: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
 
 def advertised(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
     """check_advertised: a requested extended resource absent from status.capacity, or with capacity 0 (the
-    vendor's devices under another name, row 16, node by node)."""
+    vendor's devices under another name, resource-name-mismatch, node by node)."""
     cols = columns_of(cluster)
     if cols is None or not node_blind(pod, cluster):
         return None

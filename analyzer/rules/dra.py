@@ -1,11 +1,12 @@
-"""The Dynamic Resource Allocation family (causes.md v2 rows 2, 6, 7 and the claim parts of 9, 10, 12, 14; dra.md).
+"""The Dynamic Resource Allocation family (causes.md `quota-exceeded`, `no-resourceclaim`,
+`no-deviceclass` and the claim parts of `no-gpu-node`, `device-selector-mismatch`, `untolerated-taint`, `exhausted`; dra.md).
 
-Here, before the funnel: a claim the claim controller could not create because of quota (row 2), a claim or template
-that does not exist (row 6), a DeviceClass that does not exist (row 7). In the funnel (rules/dra_devices.py, whose
+Here, before the funnel: a claim the claim controller could not create because of quota (`quota-exceeded`), a claim or template
+that does not exist (`no-resourceclaim`), a DeviceClass that does not exist (`no-deviceclass`). In the funnel (rules/dra_devices.py, whose
 checks rules/checks.py calls), per node, the device steps
-of dra.md (model/dra/allocate.py) map to stages: no device of the class offered (row 9, `no-gpu-node`), none
-passes the request's selectors or constraints even with every device free (row 10), every device that could
-serve carries an untolerated device taint (row 12), too few of them unallocated (row 14, `exhausted`; too-large
+of dra.md (model/dra/allocate.py) map to stages: no device of the class offered (`no-gpu-node`), none
+passes the request's selectors or constraints even with every device free (`device-selector-mismatch`), every device that could
+serve carries an untolerated device taint (`untolerated-taint`), too few of them unallocated (`exhausted`; too-large
 when even an empty node has too few). A device or expression the model cannot judge leaves the node a candidate
 marked unknown: if only such nodes are left, the answer is `unclassified`, naming why.
 """

@@ -1,6 +1,7 @@
 """The DRA family's checks inside the funnel (dra.md "Which devices a request can use on a node"): per node, the
 device steps of the pod's claims (model/dra/allocate.py) as Reasons the funnel's stages return: no device of the
-class (row 9), none passing the selectors or constraints (10), all tainted (12), too few free (14). Apart from
+class (`no-gpu-node`), none passing the selectors or constraints (`device-selector-mismatch`), all tainted
+(`untolerated-taint`), too few free (`exhausted`). Apart from
 rules/dra.py (the rows before the funnel) because the checks are called by rules/checks.py, which the rule
 modules build on.
 """

@@ -1,4 +1,4 @@
-"""The node funnel (causes.md v2, rows 8-14): stages over the nodes, the first that keeps none names the cause.
+"""The node funnel (causes.md, `selector-mismatch` to `exhausted`): stages over the nodes, the first that keeps none names the cause.
 
 The stages go from what is most fixed about a node to what changes by the minute: what the pod selects, what the
 node has at all (and, for claims, what its devices offer), policy (cordon, taints), health (allocatable), load
@@ -84,8 +84,9 @@ class Stage:
         return judged if judged is not None else columnar.judge_scalar(self.check, pod, cluster, at)
 
 
-# causes.md v3: what the pod selects (15), what the node has (16-18), where its data lives (19), policy (20, 21),
-# health (22), where other pods are (23, 24), load (25: resources, then ports, ReadWriteOncePod and CSI limits).
+# causes.md's order: what the pod selects, what the node has (its names, its devices), where its data lives, policy
+# (cordon, condition and other taints), health (allocatable 0), where other pods are (inter-pod, spread), load
+# (resources, then ports, ReadWriteOncePod and CSI limits).
 STAGES: tuple[Stage, ...] = (
     Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
     Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word,
@@ -107,7 +108,7 @@ STAGES: tuple[Stage, ...] = (
 
 
 def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.ndarray:
-    """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (row 8).
+    """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (`selector-mismatch`).
     The node index narrows first (a pinned DaemonSet pod looks at one node, not 5,000); then the columns, or
     the scalar rule on a handful of nodes."""
     cols = columnar.columns_of(cluster)
@@ -176,7 +177,7 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, *, scalar
     return FunnelResult(facts=pod, stages=results, word=None, fit_at=fit_at)
 
 
-# -- rows 8-14 as one rule of the order ------------------------------------------------
+# -- the funnel as one rule of the order ------------------------------------------------
 
 _HEAD = {
     "selector": "no node matches nodeSelector/affinity (0 of {n})",

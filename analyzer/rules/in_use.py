@@ -1,4 +1,4 @@
-"""What other pods hold beside resources (causes.md v3 row 25, `exhausted`; filters.md): a host port, the node's
+"""What other pods hold beside resources (causes.md `exhausted`; filters.md): a host port, the node's
 CSI attach limit, a ReadWriteOncePod claim.
 
 Sources (kubernetes pkg/scheduler/framework/plugins): nodeports/node_ports.go (a port conflicts when protocol

@@ -1,4 +1,4 @@
-"""Inter-pod affinity (causes.md v3 row 23, `pod-affinity`; filters.md): the pod's required podAffinity and
+"""Inter-pod affinity (causes.md `pod-affinity`; filters.md): the pod's required podAffinity and
 podAntiAffinity, and every existing pod's required anti-affinity against this pod (symmetry).
 
 Source: kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go. PreFilter counts, per topology

@@ -9,7 +9,7 @@ the attach/detach controller's events are the cross-check and the detail (newest
                   could not be created or started for a runtime reason (a pod that ended Failed so is a target too)
  10 node-side     bound and not started for none of these (node gone or NotReady, nothing reported, a missing
                   ConfigMap or Secret, another admission rejection)
-A rejection `OutOf<resource>` found the node full: `exhausted` (row 25), with the rejection named.
+A rejection `OutOf<resource>` found the node full: `exhausted`, with the rejection named.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _missing_object(text: str) -> str | None:
 
 
 def _by_container(case: Case, states: list[dict], events: list[PodEvent]) -> Decision | None:
-    """Row 9 from a container's own state; a missing ConfigMap or Secret is row 10, named."""
+    """`image-pull` from a container's own state; a missing ConfigMap or Secret is `volume-mount`, named."""
     for row in states:
         w = row.get("waiting") or {}
         reason = w.get("reason")

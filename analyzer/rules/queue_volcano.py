@@ -1,4 +1,4 @@
-"""Volcano's part of rows 4, 5 and 25 (queues.md): a PodGroup's Queue, its capability, and the gang.
+"""Volcano's part of `queue-misconfigured`, `queue-quota` and the gang's `exhausted` (queues.md): a PodGroup's Queue, its capability, and the gang.
 
 Enqueue (volcano v1.15 pkg/scheduler/plugins/capacity/capacity.go jobEnqueueable): minResources + what the
 queue has allocated must stay within its capability, else `queue resource quota insufficient: insufficient

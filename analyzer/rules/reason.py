@@ -12,7 +12,7 @@ class Check(StrEnum):
     NODE_NAME = "node-name"
     SELECTOR = "selector"
     NOT_ADVERTISED = "not-advertised"
-    OTHER_NAME = "other-name"  # the vendor's devices advertised under another name (row 16)
+    OTHER_NAME = "other-name"  # the vendor's devices advertised under another name (resource-name-mismatch)
     NO_DEVICES = "no-devices"
     DEVICE_SELECTORS = "device-selectors"
     DEVICE_CONSTRAINTS = "device-constraints"

@@ -1,4 +1,4 @@
-"""Topology spread (causes.md v3 row 24, `topology-spread`; filters.md): every DoNotSchedule constraint.
+"""Topology spread (causes.md `topology-spread`; filters.md): every DoNotSchedule constraint.
 
 Source: kubernetes pkg/scheduler/framework/plugins/podtopologyspread/filtering.go (calPreFilterState, Filter) and
 common.go. The pods matching the constraint's selector in the pod's namespace are counted per domain of the

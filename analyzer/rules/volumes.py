@@ -1,9 +1,9 @@
-"""The volume family (causes.md v3 rows 13, 14 and 19; filters.md).
+"""The volume family (causes.md `no-volumeclaim`, `volume-unbound`, `volume-node-conflict`; filters.md).
 
 Before the funnel, as the scheduler's VolumeBinding PreFilter: a claim the pod names that is not in the bundle, or
-whose StorageClass is not (row 13, `no-volumeclaim`); a claim that nothing binds at scheduling time: Immediate and
-still Pending, or bound to a PersistentVolume that is not in the bundle (row 14, `volume-unbound`). In the funnel,
-one stage (row 19, `volume-node-conflict`): a bound volume's node affinity (VolumeBinding) or zone labels
+whose StorageClass is not (`no-volumeclaim`); a claim that nothing binds at scheduling time: Immediate and
+still Pending, or bound to a PersistentVolume that is not in the bundle (`volume-unbound`). In the funnel,
+one stage (`volume-node-conflict`): a bound volume's node affinity (VolumeBinding) or zone labels
 (VolumeZone), and a WaitForFirstConsumer claim no available volume and no provisioner can serve on the node.
 
 Sources: kubernetes pkg/scheduler/framework/plugins/volumebinding/{volume_binding.go,binder.go} (PreFilter,
@@ -47,7 +47,7 @@ NO_VOLUME_ZONE = "node(s) had no available volume zone"  # volumezone.ErrReasonC
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"  # a PreFilter sentence
 
 
-# -- rows 13-14: before the funnel ---------------------------------------------------------------
+# -- no-volumeclaim, volume-unbound: before the funnel----------------------------------------------------------
 
 def decide(case: Case) -> Decision | None:
     t, c, ev = case.target, case.cluster, case.evidence
@@ -141,7 +141,7 @@ def _claim_evidence(use: ClaimUse, st: Storage) -> dict:
     return out
 
 
-# -- row 19: the funnel's volume stage ------------------------------------------------------------
+# -- volume-node-conflict: the funnel's volume stage-------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
 class _Bound:
