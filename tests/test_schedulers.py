@@ -245,6 +245,22 @@ def test_hami_every_card_short_of_memory_is_exhausted_per_card(tmp_path: Path) -
     assert "vgpu" not in analyse_dir(root)["lab/exhausted"].evidence
 
 
+def test_hamis_own_filteringfailed_event_is_quoted_as_the_cross_check(tmp_path: Path) -> None:
+    """HAMi records one FilteringFailed event per failure reason, `<n> nodes <Reason>(<nodes>)` (pkg/scheduler/
+    scheduler.go calcScore, the reasons of pkg/device/common: CardInsufficientMemory), under its component's name;
+    the answer comes from the registration and allocations, the event is quoted beside it."""
+    root = _hami_bundle(tmp_path)
+    events = json.loads((root / "events.json").read_text())
+    _event_for(events, "hami-train", component="hami-scheduler", message="1 nodes CardInsufficientMemory(gpu-ok)")
+    events["items"][-1]["reason"] = "FilteringFailed"
+    (root / "events.json").write_text(json.dumps(events))
+    v = analyse_dir(root)["lab/hami-train"]
+    assert v.word == w.EXHAUSTED, v.reason
+    assert v.evidence["vgpu"]["scheduler_said"]["message"] == "1 nodes CardInsufficientMemory(gpu-ok)"
+    out = run_cli("why", root, "lab/hami-train", "--explain", check=True).stdout
+    assert "said (FilteringFailed event at" in out and "CardInsufficientMemory(gpu-ok)" in out
+
+
 def test_hami_colon_format_before_v2_8_reads_the_same(tmp_path: Path) -> None:
     assert analyse_dir(_hami_bundle(tmp_path, register=_hami_colon()))["lab/hami-train"].word == w.EXHAUSTED
 

@@ -22,7 +22,7 @@ from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.admission_world import AdmissionWorld, build_admission
 from analyzer.model.autoscalers import build_autoscalers
 from analyzer.model.dra.world import build_dra
-from analyzer.model.events import bundle_time, scheduler_events
+from analyzer.model.events import HAMI_FILTER_EVENT, bundle_time, scheduler_events
 from analyzer.model.columns import NodeColumns
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.nominated import Nominated
@@ -184,7 +184,7 @@ def _vgpu(loaded: Loaded, nodes: list[NodeView] | None, pods: PodsIndex, now: st
     images = [i for flagged, names, imgs in pods.schedulers.values() if "hami-scheduler" in flagged + names for i in imgs]
     world = build_vgpu(marked, pods.vgpu_allocations, now, [i for i in images if "hami" in i])
     if world is not None:
-        world.said = scheduler_events(loaded, "FilteringFailed")  # HAMi's own per-node reasons (pkg/scheduler/event.go)
+        world.said = scheduler_events(loaded, HAMI_FILTER_EVENT)  # HAMi's own per-node reasons (pkg/scheduler/event.go)
     return world
 
 

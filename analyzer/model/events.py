@@ -58,11 +58,13 @@ def component_of(e: dict) -> str:
 NOT_SCHEDULERS = ("karpenter", "cluster-autoscaler")
 
 
-# The events read here: the scheduler's message, the claim controller's refusal (a claim over quota), and
-# the volume controller's and provisioners' words on a PersistentVolumeClaim (volume-unbound's evidence).
+# The events read here: the scheduler's message, the claim controller's refusal (a claim over quota), HAMi's own
+# per-reason filter events (FilteringFailed, pkg/scheduler/scheduler.go: the cross-check of its device accounting),
+# and the volume controller's and provisioners' words on a PersistentVolumeClaim (volume-unbound's evidence).
 CLAIM_EVENT_REASONS: tuple[str, ...] = ("ProvisioningFailed", "ExternalProvisioning", "WaitForFirstConsumer",
                                         "FailedBinding", "WaitForPodScheduled")
-EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreation") + CLAIM_EVENT_REASONS
+HAMI_FILTER_EVENT = "FilteringFailed"
+EVENT_REASONS: tuple[str, ...] = ("FailedScheduling", "FailedResourceClaimCreation", HAMI_FILTER_EVENT) + CLAIM_EVENT_REASONS
 
 
 def volume_claim_events(loaded: Loaded, keep: int = 3) -> dict[tuple[str, str], list[dict]]:
