@@ -10,8 +10,9 @@ that select a pool keep their words), each in one condition, with the conditions
                 controller's `not-ready` NoSchedule and NoExecute taints
   Unreachable   the node lifecycle controller (pkg/controller/nodelifecycle): every condition Unknown
                 "NodeStatusUnknown", "Kubelet stopped posting node status.", the `unreachable` taints
-and, in namespace `xpu-sick` (sorted after every generated namespace), one pending pod per unhealthy pool asking for
-its GPU: `node-unhealthy`. Deterministic; nodes.json, pods.json and namespaces.json are appended to in place.
+and, in namespace `xpu-sick` (sorted after every generated namespace), on each unhealthy node the Running pod it had
+before its condition began, holding its GPUs (so no pod of the world judged before fits there), and one pending pod
+per unhealthy pool asking for its GPU: `node-unhealthy`. Deterministic; nodes.json, pods.json and namespaces.json are appended to in place.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 from pathlib import Path
 
 from generate_dra import _uid
-from generate_nodeside import CLOCK, GPU_TAINT, POOL_LABEL, _pod, append_to_bundle
+from generate_nodeside import CLOCK, EARLIER, GPU_TAINT, POOL_LABEL, _container, _pod, append_to_bundle
 
 NS = "xpu-sick"
 SINCE = "2026-11-29T10:31:07Z"
@@ -88,6 +89,18 @@ def add_unhealthy(root: Path, seed: str | int) -> dict[str, str]:
         pools[f"{pool}-unhealthy"] = "nvidia.com/gpu"
     n_nodes = len(nodes) + len(new_nodes)
     pods, truth = [], {}
+    # Each unhealthy node still runs the pod it had when its condition began, holding every GPU: a pod elsewhere in
+    # the world that tolerates every taint (operator Exists) and selects this pool's GPUs would otherwise fit here,
+    # and the words the rest of the world was judged with would change.
+    for k, node in enumerate(new_nodes):
+        held = _pod(s, f"held-{k:04d}", "nvidia.com/gpu", node=node["metadata"]["name"], phase="Running",
+                    created=EARLIER)
+        held["metadata"]["namespace"] = NS
+        gpus = str(node["status"]["allocatable"]["nvidia.com/gpu"])
+        held["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": gpus},
+                                                      "requests": {"cpu": "4", "memory": "32Gi", "nvidia.com/gpu": gpus}}
+        held["status"]["containerStatuses"] = _container({"running": {"startedAt": EARLIER}}, started=True)
+        pods.append(held)
     for pool in sorted(pools):
         p = _pod(s, f"wants-{pool}", pools[pool], pool=pool)
         p["metadata"]["namespace"] = NS
