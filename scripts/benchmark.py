@@ -10,7 +10,7 @@ and once with --no-redact. Peak RSS covers the collector and its kubectl.
 
 The floor ("floor") is what a whole-document analyzer cannot beat: read every JSON file of the
 bundle and orjson.loads it with Python's garbage collector disabled, keeping the documents alive.
-The streaming floor ("stream") is what a streaming one cannot beat (issue 10): per file, msgspec
+The streaming floor ("stream") is what a streaming one cannot beat: per file, msgspec
 splits the List into raw item slices, then every item is orjson.loads-ed, checked by jsonschema-rs
 is_valid against its kind's item schema, and only a few fields kept. Then `validate`,
 `analyze -o words` and `analyze -o json` (to a file: its size is shown). Several bundles (e.g. the uniform,
@@ -78,14 +78,13 @@ os._exit(0)
 """
 
 
-def run(cmd: list[str], out: Path | None = None, env: dict[str, str] | None = None) -> tuple[float, int, int]:
+def run(cmd: list[str], out: Path | None = None) -> tuple[float, int, int]:
     """(seconds, peak RSS in bytes, exit status) of one child process; its stdout to `out` if given.
     The peak is wait4's: the largest of the process and any child it starts (each counted whole), not their sum."""
     start = time.perf_counter()
     sink = open(out, "wb") if out else subprocess.DEVNULL
     try:
-        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, cwd=REPO,
-                                env=None if env is None else dict(os.environ, **env))
+        proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.DEVNULL, cwd=REPO)
     finally:
         if out:
             sink.close()  # type: ignore[union-attr]
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path, nargs="+")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--steps", default="floor,stream,validate,words,json,words-1",
+    ap.add_argument("--steps", default="floor,stream,validate,words,json",
                     help="comma-separated steps to measure (floor is always measured)")
     ap.add_argument("--collector", action="store_true",
                     help="measure scripts/collect.py against the stand-in kubectl replaying BUNDLE")
@@ -164,10 +163,8 @@ def bench_analyzer(bundle: Path, runs: int, wanted: set[str]) -> None:
         "validate": [py, "-m", "analyzer", "validate", b],
         "words": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
         "json": [py, "-m", "analyzer", "analyze", b, "-o", "json"],
-        "words-1": [py, "-m", "analyzer", "analyze", b, "-o", "words"],
     }
     steps = {name: cmd for name, cmd in steps.items() if name in wanted}
-    envs = {"words-1": {"GPU_TRIAGE_WORKERS": "0"}}  # the one-process run (the parallel mode, where there is one, off)
     json_out = Path(tempfile.mkdtemp(prefix="gpu-triage-bench-")) / "verdicts.json"
     json_size = 0
     shapes = ""
@@ -183,7 +180,7 @@ def bench_analyzer(bundle: Path, runs: int, wanted: set[str]) -> None:
     peaks: dict[str, list[int]] = {name: [] for name in steps}
     for _ in range(runs):
         for name, cmd in steps.items():
-            t, rss, status = run(cmd, json_out if name == "json" else None, envs.get(name))
+            t, rss, status = run(cmd, json_out if name == "json" else None)
             if name == "json":
                 json_size = json_out.stat().st_size
                 if not shapes and json_size:
@@ -207,8 +204,7 @@ def bench_analyzer(bundle: Path, runs: int, wanted: set[str]) -> None:
     if "json" in steps:
         print(f"\nanalyze -o json wrote {json_size / 1e6:,.1f} MB: {shapes}")
     print("steps: floor = orjson.loads of every file, GC off; stream = msgspec split + orjson per item + is_valid;\n"
-          "       validate; words = analyze -o words; json = analyze -o json > file;\n"
-          "       words-1 = analyze -o words with GPU_TRIAGE_WORKERS=0 (one process, as on one core)")
+          "       validate; words = analyze -o words; json = analyze -o json > file")
 
 
 if __name__ == "__main__":
