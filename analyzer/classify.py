@@ -10,30 +10,20 @@ never prints: it returns finished Verdicts.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from analyzer import words
 from analyzer.evidence import scheduler_message
 from analyzer.evidence.makers import Makers
 from analyzer.model.quantity import QuantityError
-from analyzer.kube import TERMINATED
-from analyzer.model.podspec import accelerator_requests
-from analyzer.model.quantity import format_units
-from analyzer.model.podspec import priority_of
 from analyzer.model.views import Cluster
-from analyzer.model.pod_filters import PodFilters
 from analyzer.rules.case import Case
-from analyzer.rules.checks import PodFacts, UnreadableSpec
+from analyzer.rules.checks import UnreadableSpec
 from analyzer.rules.family import Answered, Placed, families, with_hook
-from analyzer.rules.funnel import run_funnel
-from analyzer.rules.funnel_result import FunnelResult
-from analyzer.rules.intent import no_gpu_request
-from analyzer.rules.order import ORDER, walk
+from analyzer.rules.order import ORDER, Funnels, running_pod, walk
 from analyzer.model.target import Target
 from analyzer.verdict import Verdict
 
-if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
-    from analyzer.model.dra.outcomes import Resolution
 
 
 NODE_LIMIT = 20  # removed nodes named per reason in a verdict's funnel (the rest counted): -o json stays small
@@ -52,9 +42,7 @@ class Classifier:
         # made after the decision (funnel stages, fit rows, nearest nodes, the scheduler's message rebuilt) is
         # left out, a third of classifying. The rules' own evidence stays: it is made while deciding.
         self.evidence = evidence
-        self.scalar = scalar  # True: every stage and every evidence node by node (the reference the tests compare)
         self.node_limit = node_limit  # names per removed-nodes group in the funnel evidence (None: every node)
-        self.cache = cache  # False: the straightforward path, one funnel per pod (tests compare the two)
         self.order = order  # rules/order.py's; a test may place a family of its own
         self.families = families(order)
         # From the last family back: a family's evidence may read what a later one found (DRA's devices read the
@@ -62,12 +50,14 @@ class Classifier:
         self._evidence_hooks = with_hook(self.families[::-1], "evidence")
         self._scheduler_hooks = with_hook(self.families, "scheduler")  # the first that speaks for the word
         self._asks_hooks = with_hook(self.families, "asks_nodes")
-        self._funnels: dict[PodFacts, FunnelResult] = {}
+        # One funnel per pod shape, shared by the rules (cache False: one per pod; scalar: every stage and every
+        # evidence node by node; both the references the tests compare).
+        self._funnels = Funnels(cluster, cache=cache, scalar=scalar)
         self._makers = Makers(cluster, scalar=scalar)  # the evidence the families' hooks make, over this bundle
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec,
-                    funnel_of=partial(self._funnel, own_key=_own_key(target)))
+                    funnel_of=partial(self._funnels.of, own_key=_own_key(target)))
         try:
             decision = walk(case, self.order)
         except UnreadableSpec as exc:
@@ -104,44 +94,11 @@ class Classifier:
         return self._not_a_target(asked)
 
     def _not_a_target(self, t: Target) -> Verdict:
-        """A bound pod past Pending: what it requests is the one fact its ticket needs (the pod runs, but does it
-        ask for a GPU?); a pod that ran and ended says so."""
-        case = Case(target=t, cluster=self.cluster, spec=t.spec, funnel_of=self._funnel)
-        decision = no_gpu_request(case)
-        if decision is not None:
-            return Verdict(target=t, word=decision.word, reason=f"{t.phase} on {t.node_name}, {decision.reason}",
-                           evidence={"phase": t.phase, "nodeName": t.node_name, **case.evidence})
-        accel = accelerator_requests(t.spec or {}, self.cluster.config)
-        claims = case.evidence.get("resource_claims")
-        asks = (", ".join(f"{format_units(r, q)} {r}" for r, q in accel.items()) if accel else
-                f"resource claim(s) {', '.join(claims)}" if claims else "no accelerator")
-        evidence = {"phase": t.phase, "nodeName": t.node_name, **case.evidence, "accelerator_requests": accel}
-        if t.phase in TERMINATED:
-            return Verdict(target=t, word=words.RUNNING, evidence=evidence,
-                           reason=f"{t.phase} on {t.node_name}: it ran and ended (it asked for {asks}); nothing waits "
-                                  "to be scheduled",
-                           action="nothing to fix at scheduling: it has finished; read its logs and exit code for "
-                                  "how it ended, and recreate it to run again")
-        intent = case.evidence.get("gpu_intent")
-        seen = f"; GPU intent: {intent}" if intent and not accel and not claims else ""
-        if "gpu_stack" in case.evidence:
-            seen = f"; it is {case.evidence['gpu_stack']}"
-        return Verdict(target=t, word=words.RUNNING, evidence=evidence,
-                       reason=f"{t.phase} on {t.node_name}, asking for {asks}{seen}: not a scheduling problem",
-                       action=None if accel or claims or "gpu_stack" in case.evidence else
-                       "nothing to fix at scheduling; it asks for no accelerator, so no GPU is given to it: add the "
-                       "accelerator limit if it needs one")
-
-    def _funnel(self, spec: dict, pin: str, claims: Resolution | None = None,
-                filters: PodFilters | None = None, *, own_key: str = "") -> FunnelResult:
-        nominated = self.cluster.nominated
-        # A pod with spec.nodeName skips the scheduler, and with it the pods nominated by preemption.
-        counting = nominated.counting(priority_of(spec), own_key) if nominated is not None and not pin else ()
-        facts = PodFacts.of(spec, pin, claims, filters, counting)
-        funnel = self._funnels.get(facts) if self.cache else None
-        if funnel is None:
-            funnel = self._funnels[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, scalar=self.scalar)
-        return funnel
+        """A bound pod past Pending, asked for by name: its own answer (rules/intent.running_pod, by the order)."""
+        case = Case(target=t, cluster=self.cluster, spec=t.spec, funnel_of=self._funnels.of)
+        decision = running_pod(case)
+        return Verdict(target=t, word=decision.word, reason=decision.reason, evidence=case.evidence,
+                       action=decision.action)
 
     def _scheduler(self, answered: Answered) -> dict | None:
         """The scheduler's message: as recorded, then what the first family (in the order) that speaks for the

@@ -45,13 +45,16 @@ def test_each_family_module_declares_its_one_object_as_a_family():
 
 
 def test_the_classifier_names_no_word_of_the_order_and_no_evidence_of_a_family():
-    """Its words are the two outside the order (an unreadable target, a pod asked for by name); the evidence made
-    after a decision is reached only through the families' hooks."""
+    """Its one word is the one outside the order (a target it cannot read); a pod asked for by name that is no
+    target is answered by the order's `running_pod`; the evidence made after a decision is reached only through the
+    families' hooks; it imports no family module, only the order and the interface."""
     tree = ast.parse(Path(REPO, "analyzer", "classify.py").read_text())
     used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id == "words"}
-    assert used == {"INSUFFICIENT_EVIDENCE", "RUNNING"}
+    assert used == {"INSUFFICIENT_EVIDENCE"}
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    rules = {m for m in imported if m and m.startswith("analyzer.rules")}
+    assert rules == {"analyzer.rules.order", "analyzer.rules.family", "analyzer.rules.case", "analyzer.rules.checks"}
     assert {m for m in imported if m and m.startswith("analyzer.evidence")} == {"analyzer.evidence",
                                                                                 "analyzer.evidence.makers"}
 

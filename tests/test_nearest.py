@@ -95,7 +95,7 @@ def test_indexed_selector_stage_and_rebuilder_equal_the_straightforward_scan(gen
         rebuilder = Rebuilder(c)
         seen = 0
         for t, facts in _facts(analysis):
-            funnel = clf._funnel(t.spec, "")
+            funnel = clf._funnels.of(t.spec, "")
             brute = [n.name for n in c.nodes if check_selector(facts, n, c) is None]
             assert [n.name for n in funnel.stages[0].kept] == brute, t.key
             assert sum(1 for _ in funnel.stages[0].removed_nodes(c.nodes)) == len(c.nodes) - len(brute)

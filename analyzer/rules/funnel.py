@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from analyzer.text import some_names
 from analyzer import words
 from analyzer.model.matching import selector_matches
 from analyzer.model.nodes import NodeView
+from analyzer.model.pod_filters import PodFilters
+from analyzer.model.podspec import priority_of
 from analyzer.model.quantity import format_units
 from analyzer.model.selector_columns import selector_mask
 from analyzer.model.views import Cluster
@@ -48,6 +51,9 @@ from analyzer.rules.interpod import check_interpod, interpod_applies
 from analyzer.rules.reason import Check, Groups, Reason, Removed, group_sizes
 from analyzer.rules.spread import check_spread, spread_applies
 from analyzer.rules.volumes import check_volume_topology, volumes_apply
+
+if TYPE_CHECKING:  # the DRA model is imported only where a pod has claims (rules/dra.py)
+    from analyzer.model.dra.outcomes import Resolution
 
 
 def _policy_word(removed: list[Reason]) -> str:
@@ -152,6 +158,32 @@ def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scal
     elif len(removed):
         groups = [Removed(removed, affinity)]
     return StageResult(name="selector", nodes_in=len(nodes), kept_at=kept, groups=groups, nodes=nodes)
+
+
+class Funnels:
+    """Per bundle, one funnel per distinct pod shape (PodFacts is the key: kube-scheduler's PreFilter state, made
+    once per shape rather than per pod), so a Deployment's hundred pending replicas cost one funnel. `cache` False:
+    one funnel per pod (the tests compare the two); `scalar`: every stage node by node (the property tests'
+    reference)."""
+
+    def __init__(self, cluster: Cluster, *, cache: bool = True, scalar: bool = False) -> None:
+        self.cluster = cluster
+        self.cache = cache
+        self.scalar = scalar
+        self._by_shape: dict[PodFacts, FunnelResult] = {}
+
+    def of(self, spec: dict, pin: str, claims: Resolution | None = None, filters: PodFilters | None = None, *,
+           own_key: str = "") -> FunnelResult:
+        """The funnel of a pod of this spec; `own_key` is the pod itself among the nominated pods (never counted
+        against itself). A pod with spec.nodeName skips the scheduler, and with it the pods nominated by preemption."""
+        nominated = self.cluster.nominated
+        counting = nominated.counting(priority_of(spec), own_key) if nominated is not None and not pin else ()
+        facts = PodFacts.of(spec, pin, claims, filters, counting)
+        funnel = self._by_shape.get(facts) if self.cache else None
+        if funnel is None:
+            funnel = self._by_shape[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster,
+                                                        scalar=self.scalar)
+        return funnel
 
 
 def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, *, scalar: bool = False) -> FunnelResult:

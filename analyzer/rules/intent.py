@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer import prose
+from analyzer.kube import TERMINATED
 from analyzer.model.gpu_sharing import sharing_request
 from analyzer.model.podspec import accelerator_requests, gpu_intent, gpu_stack
+from analyzer.model.quantity import format_units
 from analyzer.rules.case import Case, Decision
 from analyzer.bundle import catalog
 from analyzer.rules.family import Family, Plain, Rule
@@ -42,6 +44,38 @@ def no_gpu_request(case: Case) -> Decision | None:
             "claim" if first else None),
                         reason=f"GPU intent ({intent}) but no container requests an accelerator and no resource claim")
     return None
+
+
+def running_pod(case: Case) -> Decision:
+    """A bound pod past Pending, asked for by name (no target of the order): what it requests is the one fact its
+    ticket needs (the pod runs, but does it ask for a GPU?); a pod that ran and ended says so. Leaves the verdict's
+    evidence in `case.evidence`."""
+    t = case.target
+    decision = no_gpu_request(case)
+    if decision is not None:
+        case.evidence = {"phase": t.phase, "nodeName": t.node_name, **case.evidence}
+        return Decision(word=decision.word, reason=f"{t.phase} on {t.node_name}, {decision.reason}")
+    accel = accelerator_requests(t.spec or {}, case.cluster.config)
+    claims = case.evidence.get("resource_claims")
+    asks = (", ".join(f"{format_units(r, q)} {r}" for r, q in accel.items()) if accel else
+            f"resource claim(s) {', '.join(claims)}" if claims else "no accelerator")
+    seen = case.evidence
+    case.evidence = {"phase": t.phase, "nodeName": t.node_name, **seen, "accelerator_requests": accel}
+    if t.phase in TERMINATED:
+        return Decision(word=words.RUNNING,
+                        reason=f"{t.phase} on {t.node_name}: it ran and ended (it asked for {asks}); nothing waits to "
+                               "be scheduled",
+                        action="nothing to fix at scheduling: it has finished; read its logs and exit code for how it "
+                               "ended, and recreate it to run again")
+    intent = seen.get("gpu_intent")
+    said = f"; GPU intent: {intent}" if intent and not accel and not claims else ""
+    if "gpu_stack" in seen:
+        said = f"; it is {seen['gpu_stack']}"
+    return Decision(word=words.RUNNING,
+                    reason=f"{t.phase} on {t.node_name}, asking for {asks}{said}: not a scheduling problem",
+                    action=None if accel or claims or "gpu_stack" in seen else
+                    "nothing to fix at scheduling; it asks for no accelerator, so no GPU is given to it: add the "
+                    "accelerator limit if it needs one")
 
 
 def scheduling_gated(case: Case) -> Decision | None:
