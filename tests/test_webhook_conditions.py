@@ -31,6 +31,9 @@ def test_a_condition_false_for_the_pod_means_the_down_webhook_is_never_called(tm
     mine, other = _words(tmp_path, ("exclude-lab", "!(request.namespace in ['lab'])"))
     assert mine.word == "admission-unavailable"
     assert "gpu.guard.example.com" in mine.reason
+    # The next action names what to restore: the Service behind the webhook, and the configuration to fix.
+    assert mine.action is not None and "Service gpu-guard/gpu-guard" in mine.action
+    assert "ValidatingWebhookConfiguration gpu-guard" in mine.action
     assert other.word != "admission-unavailable"
 
 

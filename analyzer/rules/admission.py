@@ -45,6 +45,7 @@ class AdmissionResult:
     reason: str
     evidence: dict
     spec: dict | None = None  # the spec as admission leaves it (RuntimeClass overhead and scheduling applied)
+    action: str | None = None  # the next action for this pod, its objects named (None: the word's own)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +57,7 @@ class Step:
     refusal: str = ""
     unknown: str = ""
     missing: str = ""  # the file whose absence makes it unknown
+    action: str = ""  # what to do about this refusal, its objects named ("": the word's own action)
 
 
 # The word each kind of recorded refusal speaks for.
@@ -128,7 +130,10 @@ def _webhook_steps(world: AdmissionWorld | None, namespace: str, labels: dict[st
     said = [f"{b.webhook.kind} {b.webhook.configuration}: webhook {b.webhook.name} (failurePolicy Fail) cannot be "
             f"called: {b.why}" + (f"; {j.detail}" if j.detail else "") for b, j in found]
     ev.setdefault("webhooks", []).extend(said)
-    return Step(word=words.ADMISSION_UNAVAILABLE, refusal=said[0])
+    hook = found[0][0].webhook
+    where = f"Service {'/'.join(hook.service)}" if hook.service else f"the endpoint {hook.url}"
+    return Step(word=words.ADMISSION_UNAVAILABLE, refusal=said[0], action=f"restore {where} behind webhook {hook.name}, "
+                f"or fix the failurePolicy, namespaceSelector or matchConditions of {hook.kind} {hook.configuration}")
 
 
 def _limit_steps(world: AdmissionWorld | None, spec: dict, namespace: str, ev: dict) -> tuple[dict, Step]:
@@ -272,7 +277,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
         if step.refusal:
             ev["agrees"] = _agree(True, False, text, step.word)
             _also(ev, [s for s in refusing if s is not step])
-            return AdmissionResult(word=step.word, reason=step.refusal, evidence=ev)
+            return AdmissionResult(word=step.word, reason=step.refusal, evidence=ev, action=step.action or None)
         if step.unknown and not past_unknowns:
             ev["missing"] = step.missing
             return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE, reason=step.unknown, evidence=ev)
@@ -312,7 +317,7 @@ def decide(case: Case) -> Decision | None:
     if t.answer is not None:
         case.evidence["answer"] = {k: t.answer.get(k) for k in ("command", "exitStatus", "stderr") if k in t.answer}
     if adm.word is not None:
-        return Decision(word=adm.word, reason=adm.reason)
+        return Decision(word=adm.word, reason=adm.reason, action=adm.action)
     case.spec = adm.spec
     if case.spec is None:
         return Decision(word=words.INSUFFICIENT_EVIDENCE, reason="the pod's spec is not in the bundle")
