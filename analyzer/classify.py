@@ -19,7 +19,7 @@ from analyzer.model.quantity import QuantityError
 from analyzer.model.views import Cluster
 from analyzer.rules.case import Case
 from analyzer.rules.checks import UnreadableSpec
-from analyzer.rules.family import Answered, Placed, families, with_hook
+from analyzer.rules.family import Answered, EvidenceMakers, Placed, families, with_hook
 from analyzer.rules.order import ORDER, Funnels, running_pod, walk
 from analyzer.model.target import Target
 from analyzer.verdict import Verdict
@@ -36,7 +36,8 @@ def _own_key(target: Target) -> str:
 
 class Classifier:
     def __init__(self, cluster: Cluster, *, cache: bool = True, node_limit: int | None = NODE_LIMIT,
-                 scalar: bool = False, evidence: bool = True, order: tuple[Placed, ...] = ORDER) -> None:
+                 evidence: bool = True, order: tuple[Placed, ...] = ORDER, funnels: Funnels | None = None,
+                 makers: EvidenceMakers | None = None) -> None:
         self.cluster = cluster
         # False: the word and the reason only (a format whose needs_evidence is False: the table and words print nothing else); the evidence
         # made after the decision (funnel stages, fit rows, nearest nodes, the scheduler's message rebuilt) is
@@ -50,10 +51,10 @@ class Classifier:
         self._evidence_hooks = with_hook(self.families[::-1], "evidence")
         self._scheduler_hooks = with_hook(self.families, "scheduler")  # the first that speaks for the word
         self._asks_hooks = with_hook(self.families, "asks_nodes")
-        # One funnel per pod shape, shared by the rules (cache False: one per pod; scalar: every stage and every
-        # evidence node by node; both the references the tests compare).
-        self._funnels = Funnels(cluster, cache=cache, scalar=scalar)
-        self._makers = Makers(cluster, scalar=scalar)  # the evidence the families' hooks make, over this bundle
+        # One funnel per pod shape, shared by the rules (cache False: one per pod, the reference the tests compare;
+        # the tests also pass funnels and makers that judge node by node, tests/reference_funnel.py).
+        self._funnels = funnels if funnels is not None else Funnels(cluster, cache=cache)
+        self._makers = makers if makers is not None else Makers(cluster)  # the evidence the families' hooks make
 
     def classify(self, target: Target) -> Verdict:
         case = Case(target=target, cluster=self.cluster, spec=target.spec,
@@ -131,12 +132,11 @@ class Classifier:
 
 
 def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
-                 namespaces: tuple[str, ...] = (), scalar: bool = False, evidence: bool = True) -> Iterator[Verdict]:
+                 namespaces: tuple[str, ...] = (), evidence: bool = True) -> Iterator[Verdict]:
     """Every target, one verdict at a time (the output is written as they come): pods that will not start,
-    then attempts and refused owners (optionally only some namespaces). `cache` False: one funnel per pod;
-    `scalar`: node by node, no columns (both the references the tests compare); `evidence` False: each verdict's
-    word and reason only (Classifier)."""
-    clf = Classifier(cluster, cache=cache, scalar=scalar, evidence=evidence)
+    then attempts and refused owners (optionally only some namespaces). `cache` False: one funnel per pod (the
+    reference the tests compare); `evidence` False: each verdict's word and reason only (Classifier)."""
+    clf = Classifier(cluster, cache=cache, evidence=evidence)
     wanted = set(namespaces)
     for t in (*cluster.pod_targets, *extra):
         if not wanted or t.namespace in wanted:
@@ -144,8 +144,8 @@ def each_verdict(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool 
 
 
 def classify_all(cluster: Cluster, extra: Iterable[Target] = (), *, cache: bool = True,
-                 namespaces: tuple[str, ...] = (), scalar: bool = False) -> list[Verdict]:
-    return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces, scalar=scalar))
+                 namespaces: tuple[str, ...] = ()) -> list[Verdict]:
+    return list(each_verdict(cluster, extra, cache=cache, namespaces=namespaces))
 
 
 # The API groups of the owner kinds, so `jobs.batch` or `job.batch` (as kubectl prints them) name a Job.

@@ -75,19 +75,14 @@ def running_like(base: dict, name: str, node: str, **labels: str) -> dict:
 
 
 def judge(path: Path, key: str):
-    """The verdict of `key`; and every verdict of the bundle the same from the node columns (the vector forms
-    forced even on a handful of nodes) as from the checks node by node (rules/filter_columns.py's reference)."""
-    from analyzer.classify import classify_all
+    """The verdict of `key`; and every verdict of the bundle the same from the node columns as from the checks
+    node by node (tests/reference_funnel.py)."""
     from analyzer.pipeline import Options, analyse
-    from analyzer.rules import columnar
+    from reference_funnel import verdicts_by_node
 
-    small, columnar.SMALL = columnar.SMALL, 0
-    try:
-        analysis = analyse(path, Options())
-        with analysis.bundle:
-            fast = [v.to_dict() for v in analysis.verdicts]
-            slow = [v.to_dict() for v in classify_all(analysis.cluster, analysis.extra, scalar=True)]
-    finally:
-        columnar.SMALL = small
+    analysis = analyse(path, Options())
+    with analysis.bundle:
+        fast = [v.to_dict() for v in analysis.verdicts]
+        slow = [v.to_dict() for v in verdicts_by_node(analysis.cluster, analysis.extra)]
     assert fast == slow
     return verdict(path, key)

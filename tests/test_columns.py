@@ -1,4 +1,4 @@
-"""The node columns against the scalar checks (rules/checks.py), on random clusters (hypothesis).
+"""The node columns against the checks node by node (tests/reference_funnel.py), on random clusters (hypothesis).
 
 Each example is a cluster of random nodes (labels, zones, hostnames, taints, cordon, capacity and allocatable of
 cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (row 16), rarely an amount beyond
@@ -7,8 +7,7 @@ pod shape (nodeSelector, required node affinity with every operator and matchFie
 sometimes spec.nodeName, a priority), and sometimes pending pods nominated to nodes by preemption with their own
 priorities (counted as used where their priority is at least the pod's). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
 evidence (every row, and the 3 closest with the counts of the rest), the nearest nodes and the rebuilt scheduler
-message are the same from the columns as from the scalar checks node by node. The vector forms are forced even
-on a handful of nodes (columnar.SMALL = 0).
+message are the same from the columns as from each stage's rule node by node, on any number of nodes.
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.node_conditions import NodeConditionSeen
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar
-from analyzer.rules.checks import PodFacts, check_policy
-from analyzer.rules.funnel import run_funnel, stages_as_data
+from analyzer.rules.checks import PodFacts, node_policy
+from analyzer.rules.funnel import STAGES, run_funnel, stages_as_data
+from reference_funnel import fit_by_node, funnel_by_node, judge_by_node, nearest_by_node, rebuild_by_node
 
 GPU = "nvidia.com/gpu"
 SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (row 16): the checks go node by node
@@ -49,7 +49,7 @@ CONDITIONS = (NodeConditionSeen(type="MemoryPressure", status="True", reason="Ku
               NodeConditionSeen(type="Ready", status="False", reason="KubeletNotReady", message="", since=""))
 AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8],
            SHARED: [0, 10]}
-HUGE = 10**20  # beyond int64: the columns step aside
+HUGE = 10**20  # beyond int64: the columns hold Python ints
 
 
 @st.composite
@@ -146,37 +146,41 @@ def _stages(funnel) -> list:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=clusters(), shape=specs())
-def test_columns_give_what_the_scalar_checks_give(c, shape):
+def test_columns_give_what_the_checks_give_node_by_node(c, shape):
     spec, pin = shape
     pod = facts(c, spec, pin)
-    small, columnar.SMALL = columnar.SMALL, 0
-    try:
-        fast, slow = run_funnel(pod, c.nodes, c), run_funnel(pod, c.nodes, c, scalar=True)
-        assert _stages(fast) == _stages(slow)
-        assert fast.word == slow.word
-        assert stages_as_data(fast, c.nodes, 2) == stages_as_data(slow, c.nodes, 2)
-        if fast.fit_at is not None:
-            for limit in (None, 3):
-                assert fit_evidence(c, pod, fast, limit) == fit_evidence(c, pod, slow, limit, scalar=True)
-        assert Nearest(c).of(pod) == Nearest(c, scalar=True).of(pod)
-        at = c.columns.everything
-        by_kind = columnar.judge_by_kind(check_policy, c.columns.taint_kind, c.columns.taint_kinds, pod, c, at)
-        one_by_one = columnar.judge_scalar(check_policy, pod, c, at)
-        assert by_kind.kept.tolist() == one_by_one.kept.tolist()
-        assert [(g.reason, g.at.tolist()) for g in by_kind.removed] == [(g.reason, g.at.tolist()) for g in one_by_one.removed]
-        unpinned = facts(c, spec)
-        assert scheduler_message.Rebuilder(c).rebuild(unpinned) == scheduler_message.rebuild(c, unpinned)
-    finally:
-        columnar.SMALL = small
+    fast, slow = run_funnel(pod, c.nodes, c), funnel_by_node(pod, c)
+    assert _stages(fast) == _stages(slow)
+    assert fast.word == slow.word
+    assert stages_as_data(fast, c.nodes, 2) == stages_as_data(slow, c.nodes, 2)
+    if fast.fit_at is not None:
+        for limit in (None, 3):
+            assert fit_evidence(c, pod, fast, limit) == fit_by_node(c, pod, slow, limit)
+    assert Nearest(c).of(pod) == nearest_by_node(c).of(pod)
+    at = c.columns.everything
+    by_kind = columnar.judge_by_key(node_policy, c.columns.taint_kind, pod, c, at)
+    one_by_one = judge_by_node(_POLICY, pod, c, at)
+    assert by_kind.kept.tolist() == one_by_one.kept.tolist()
+    assert [(g.reason, g.at.tolist()) for g in by_kind.removed] == [(g.reason, g.at.tolist()) for g in one_by_one.removed]
+    for p in (pod, facts(c, spec)):  # the scheduler never sees spec.nodeName; the rebuild holds for it all the same
+        assert scheduler_message.Rebuilder(c).rebuild(p) == rebuild_by_node(c, p)
 
 
-def test_an_amount_beyond_int64_leaves_the_columns_to_the_scalar_checks():
+_POLICY = next(s for s in STAGES if s.name == "taints")
+
+
+def test_an_amount_beyond_int64_is_held_exactly_in_the_columns():
     node = NodeView(name="big", index=0, labels={}, unschedulable=False, taints=(), capacity={"memory": HUGE, "pods": 110},
                     allocatable={"memory": HUGE, "pods": 110})
     c = cluster_of([node], [{}])
-    assert not c.columns.exact and columnar.columns_of(c) is None
+    assert c.columns.amounts("memory").allocatable.tolist() == [HUGE]
     pod = PodFacts.of({"containers": [{"name": "c", "resources": {"requests": {"memory": "1Ei"}}}]})
     assert run_funnel(pod, c.nodes, c).word is None  # 2**60 bytes fit in 10**20: compared exactly
+    full = cluster_of([node], [{"memory": HUGE - 2**60}])  # 1Ei free of 10**20 bytes
+    too_big = PodFacts.of({"containers": [{"name": "c", "resources": {"requests": {"memory": "7Ei"}}}]})
+    funnel = run_funnel(too_big, full.nodes, full)
+    assert funnel.word == "exhausted" and _stages(funnel) == _stages(funnel_by_node(too_big, full))
+    assert stages_as_data(funnel, full.nodes, 2)[-1]["removed"][0]["reason"].startswith("memory: 1048576Ti free of 95367431640625Mi")
 
 
 def test_device_counts_per_deviceclass_are_what_each_node_is_offered():

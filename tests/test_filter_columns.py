@@ -1,5 +1,5 @@
-"""The inter-pod, spread and host-port filters from the node columns (rules/filter_columns.py) against the scalar
-checks node by node, on random clusters (hypothesis).
+"""The inter-pod, spread and host-port filters from the node columns (rules/filter_columns.py) against the checks
+node by node (tests/reference_funnel.py), on random clusters (hypothesis).
 
 Each example is a cluster of random nodes (test_columns.py's: labels, zones, hostnames, taints, cordon, amounts)
 with bound pods of random namespaces and labels, some holding host port 9100, some with required anti-affinity
@@ -20,9 +20,10 @@ from analyzer.evidence import scheduler_message
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.placement import LabelSets, Placement, anti_terms_json, host_ports
 from analyzer.model.pod_filters import pod_filters
-from analyzer.rules import columnar, spread
+from analyzer.rules import spread
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.funnel import run_funnel, stages_as_data
+from reference_funnel import funnel_by_node, nearest_by_node, rebuild_by_node, spread_by_node
 
 APPS = ["web", "train", "db"]
 KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "pool", "gpu"]  # pool, gpu: some nodes lack them
@@ -116,21 +117,16 @@ def _facts(c, pod: dict) -> PodFacts:
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=worlds(), pod=pods())
-def test_the_filters_from_columns_are_the_scalar_checks(c, pod):
-    small, columnar.SMALL = columnar.SMALL, 0
-    try:
-        fast, slow = run_funnel(_facts(c, pod), c.nodes, c), run_funnel(_facts(c, pod), c.nodes, c, scalar=True)
-        assert _stages(fast) == _stages(slow)
-        assert fast.word == slow.word
-        assert stages_as_data(fast, c.nodes, 2) == stages_as_data(slow, c.nodes, 2)
-        assert Nearest(c).of(_facts(c, pod)) == Nearest(c, scalar=True).of(_facts(c, pod))
-        facts = _facts(c, pod)
-        assert scheduler_message.Rebuilder(c).rebuild(facts) == scheduler_message.rebuild(c, facts)
-        facts = _facts(c, pod)
-        by_columns = spread.by_columns(facts, c)
-        assert by_columns is None or by_columns == spread.by_node(facts, c)
-    finally:
-        columnar.SMALL = small
+def test_the_filters_from_columns_are_the_checks_node_by_node(c, pod):
+    fast, slow = run_funnel(_facts(c, pod), c.nodes, c), funnel_by_node(_facts(c, pod), c)
+    assert _stages(fast) == _stages(slow)
+    assert fast.word == slow.word
+    assert stages_as_data(fast, c.nodes, 2) == stages_as_data(slow, c.nodes, 2)
+    assert Nearest(c).of(_facts(c, pod)) == nearest_by_node(c).of(_facts(c, pod))
+    facts = _facts(c, pod)
+    assert scheduler_message.Rebuilder(c).rebuild(facts) == rebuild_by_node(c, facts)
+    facts = _facts(c, pod)
+    assert spread.state(facts, c) == spread_by_node(facts, c)
 
 
 def test_a_node_two_existing_pods_forbid_names_the_first_key_in_order():
@@ -150,7 +146,7 @@ def test_a_node_two_existing_pods_forbid_names_the_first_key_in_order():
         rows.append(("a", f"guard{k}", "n0", sets.id_of({"app": "db"}), (), (), anti_terms_json(spec)))
     c.placement = Placement.build(sets.sets, rows, None)
     pod = {"namespace": "a", "labels": {"app": "web"}, "spec": {"containers": [{"name": "c"}]}}
-    fast, slow = run_funnel(_facts(c, pod), c.nodes, c), run_funnel(_facts(c, pod), c.nodes, c, scalar=True)
+    fast, slow = run_funnel(_facts(c, pod), c.nodes, c), funnel_by_node(_facts(c, pod), c)
     assert fast.word == slow.word == "pod-affinity"
     assert stages_as_data(fast, c.nodes, None) == stages_as_data(slow, c.nodes, None)
     reasons = [r["reason"] for st_ in stages_as_data(fast, c.nodes, None) for r in st_["removed"]]

@@ -15,7 +15,8 @@ from analyzer.classify import Classifier
 from analyzer.evidence.filters import nearest_failures
 from analyzer.evidence.nearest import failures
 from analyzer.model.pod_filters import pod_filters
-from analyzer.evidence.scheduler_message import Rebuilder, rebuild
+from analyzer.evidence.scheduler_message import Rebuilder
+from reference_funnel import rebuild_by_node
 from analyzer.pipeline import Options, analyse
 from analyzer.rules.checks import PodFacts, check_selector
 
@@ -99,21 +100,21 @@ def test_indexed_selector_stage_and_rebuilder_equal_the_straightforward_scan(gen
             brute = [n.name for n in c.nodes if check_selector(facts, n, c) is None]
             assert [n.name for n in funnel.stages[0].kept] == brute, t.key
             assert sum(1 for _ in funnel.stages[0].removed_nodes(c.nodes)) == len(c.nodes) - len(brute)
-            assert rebuilder.rebuild(facts) == rebuild(c, facts), t.key
+            assert rebuilder.rebuild(facts) == rebuild_by_node(c, facts), t.key
             seen += 1
         assert seen > 20
 
 
 def test_the_columns_give_every_verdict_what_checking_each_node_on_its_own_gives(generated):
     """The stages and the evidence from the node columns (one row per kind of node, vector operations) against
-    the scalar checks node by node: every verdict's word, reason and evidence is the same."""
-    from analyzer.classify import classify_all
+    the checks node by node (tests/reference_funnel.py): every verdict's word, reason and evidence is the same."""
+    from reference_funnel import verdicts_by_node
 
     analysis = analyse(generated, Options())
     with analysis.bundle:
         shared = [v.to_dict() for v in analysis.verdicts]
-        scalar = [v.to_dict() for v in classify_all(analysis.cluster, analysis.extra, scalar=True)]
-    assert scalar == shared
+        by_node = [v.to_dict() for v in verdicts_by_node(analysis.cluster, analysis.extra)]
+    assert by_node == shared
     assert sum(1 for v in shared if v.get("evidence", {}).get("nearest")) >= 10
     # the volume and inter-pod stages from their codes (rules/filter_columns.py, rules/volume_columns.py) too
     assert {"volume-node-conflict", "pod-affinity"} <= {v["word"] for v in shared}

@@ -6,7 +6,6 @@ from analyzer import cli, cli_help, words
 from analyzer.diff.records import NodeGpu
 from analyzer.model.columns import NodeColumns
 from analyzer.model.dra import cel, views
-from analyzer.rules import columnar
 from analyzer.replay import commands
 
 # typer commands: called by the CLI framework from their decorators.
@@ -15,8 +14,8 @@ commands.serve, commands.shell
 cli._root  # the typer app's callback (--version)
 # click calls these overrides of its Command and Group.
 cli_help.HelpCommand.collect_usage_pieces, cli_help.HelpCommand.get_short_help_str, cli_help.HelpCommand.format_help, cli_help.HelpGroup.format_help
-# The columns' property test compares them with the scalar checks (tests/test_columns.py).
-columnar.judge_by_kind, NodeColumns.device_counts
+# Read only by the tests (tests/test_columns.py: the DRA recording's device counts).
+NodeColumns.device_counts
 # The vocabulary -o json's schema enumerates (tests/test_classify_lab.py checks it).
 words.VOCABULARY
 # diff compares these fields by name (diff/compare.py _FIELDS).

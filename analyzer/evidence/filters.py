@@ -12,7 +12,7 @@ from analyzer import prose
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.model.volumes import ZONE_LABELS, Volume
-from analyzer.rules import interpod, spread
+from analyzer.rules import columnar, interpod, spread
 from analyzer.rules.checks import PodFacts
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.rules.in_use import check_in_use
@@ -20,7 +20,7 @@ from analyzer.rules.interpod import check_interpod
 from analyzer.rules.reason import Reason
 from analyzer.rules.spread import check_spread
 from analyzer.rules.volume_columns import usable_any
-from analyzer.rules.volumes import _terms_text, check_volume_topology, volume_usable
+from analyzer.rules.volumes import _terms_text, check_volume_topology
 from analyzer.rules.volumes import state as volume_state
 
 NAMES = 20  # nodes or pods named per item; the rest counted
@@ -53,16 +53,12 @@ def _zones(cluster: Cluster, names: list[str]) -> dict[str, int]:
 
 def _volumes(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     bound, delayed = volume_state(funnel.facts, cluster)
-    nodes = cluster.nodes or []
     candidates = _candidates(funnel, "volumes")
     out = []
-    cols = cluster.columns
+    cols = columnar.columns_of(cluster)
 
-    def usable_on(*volumes: Volume) -> list[str]:
-        if cols is not None:  # the masks the funnel judged with (rules/volume_columns.py)
-            mask = usable_any(cluster, cols, volumes)
-            return [cols.names[i] for i in np.flatnonzero(mask).tolist()]
-        return [n.name for n in nodes if any(volume_usable(v, n) for v in volumes)]
+    def usable_on(*volumes: Volume) -> list[str]:  # the masks the funnel judged with (rules/volume_columns.py)
+        return [cols.names[i] for i in np.flatnonzero(usable_any(cluster, cols, volumes)).tolist()]
 
     for b in bound:
         usable = usable_on(b.volume)

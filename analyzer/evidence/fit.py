@@ -4,11 +4,13 @@ whether the shortage is fragmentation or the too-large sub-case (causes.md `exha
 Bounded by default: fit rows for the `limit` candidates closest to fitting (fewest short resources, then the
 smallest shortfall relative to the request, then nodes.json order), and for the rest counts (how many are short
 of each resource, the largest free amount anywhere). `why` asks for every candidate (limit None). Fragmentation
-and too-large are judged over every candidate either way. The aggregates come from the node columns when the pod
-is node-blind (rules/columnar.py); otherwise, and as the reference, from the scalar checks node by node.
+and too-large are judged over every candidate either way. The aggregates come from the node columns
+(rules/columnar.shortfalls), a claim's devices from each node's own (rules/dra_devices.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,7 +19,7 @@ from analyzer.model.quantity import format_units
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar, dra_devices
 from analyzer.model.nominated import NOMINATED, NominatedPod
-from analyzer.rules.checks import PodFacts, available, holders_on, shortages, used_column, used_on
+from analyzer.rules.checks import PodFacts, available, holders_on, used_on
 from analyzer.rules.funnel_result import FunnelResult
 from analyzer.verdict import Fit, FitSize
 
@@ -40,35 +42,18 @@ def _want(facts: PodFacts, r: str) -> int:
     return 1 if r == "pods" else facts.wants.get(r, 0)
 
 
-def _scalar_facts(c: Cluster, facts: PodFacts, nodes: list[NodeView], wanted: list[str]) -> _Facts:
-    out = _Facts(wanted, len(nodes))
-    for j, node in enumerate(nodes):
-        used = used_on(facts, node, c)
-        for s in shortages(facts, node, c):
-            out.short[s.resource][j] = True
-        devices = dra_devices.outcome(facts.claims, node, c)
-        if devices is not None and devices.stage in ("free", "enough"):
-            out.short[DEVICES][j] = True
-            out.devices_too_large = out.devices_too_large and devices.too_large
-        for r in wanted:
-            alloc, held, _ = available(facts, node, c, r, used)
-            out.free[r][j] = alloc - held
-            out.alloc[r][j] = available(facts, node, c, r, {})[0]
-    return out
-
-
-def _vector_facts(c: Cluster, facts: PodFacts, at: np.ndarray, wanted: list[str]) -> _Facts | None:
-    rows = columnar.shortfalls(facts, c, at)
-    cols = columnar.columns_of(c)
-    if rows is None or cols is None:
-        return None
+def facts_of(c: Cluster, facts: PodFacts, at: np.ndarray, wanted: list[str]) -> _Facts:
+    """Per candidate of `at`: what is short, free and allocatable (the columns), and whether its devices are."""
     out = _Facts(wanted, len(at))
-    for r, _, _, _, short in rows:
-        out.short[r] = short
-    for r in wanted:
-        a = cols.amounts(r)
-        out.alloc[r] = a.allocatable[at]
-        out.free[r] = a.allocatable[at] - used_column(facts, c, r, a)[at]
+    for r, _, alloc, free, short in columnar.shortfalls(facts, c, at):
+        out.short[r], out.alloc[r], out.free[r] = short, alloc, free
+    if facts.claims is not None:
+        nodes = columnar.columns_of(c).nodes
+        for j, i in enumerate(at.tolist()):
+            devices = dra_devices.outcome(facts.claims, nodes[i], c)
+            if devices is not None and devices.stage in ("free", "enough"):
+                out.short[DEVICES][j] = True
+                out.devices_too_large = out.devices_too_large and devices.too_large
     return out
 
 
@@ -127,13 +112,12 @@ def _holder(h: BoundPod | NominatedPod, held: list[str]) -> dict:
 
 
 def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int | None = CLOSEST, *,
-                 scalar: bool = False) -> Fit:
+                 facts_at: Callable[[Cluster, PodFacts, np.ndarray, list[str]], _Facts] = facts_of) -> Fit:
+    """`facts_at`: how the candidates' amounts are read (the tests' reference reads them node by node)."""
     wanted = c.config.resource_order([r for r, v in facts.wants.items() if v > 0] + ["pods"])
     at = funnel.fit_at if funnel.fit_at is not None else np.zeros(0, dtype=np.int64)
     nodes = c.nodes or []
-    f = None if scalar or len(at) <= columnar.SMALL else _vector_facts(c, facts, at, wanted)
-    if f is None:
-        f = _scalar_facts(c, facts, [nodes[i] for i in at.tolist()], wanted)
+    f = facts_at(c, facts, at, wanted)
     n = len(at)
     order = [r for r in wanted if r in f.short] + [DEVICES]
     rows = []

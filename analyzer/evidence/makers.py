@@ -20,14 +20,13 @@ from analyzer.verdict import Fit
 
 
 class Makers:
-    def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.scalar = scalar  # True: node by node (the reference the tests compare)
-        self._rebuilder = scheduler_message.Rebuilder(cluster, scalar=scalar)
-        self._nearest = Nearest(cluster, scalar=scalar)
+        self._rebuilder = scheduler_message.Rebuilder(cluster)
+        self._nearest = Nearest(cluster)
 
     def fit(self, funnel: FunnelResult, *, every: bool) -> Fit:
-        return fit_evidence(self.cluster, funnel.facts, funnel, None if every else CLOSEST, scalar=self.scalar)
+        return fit_evidence(self.cluster, funnel.facts, funnel, None if every else CLOSEST)
 
     def fit_action(self, fit: Fit) -> str | None:
         return fit_action(fit)

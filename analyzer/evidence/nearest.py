@@ -135,57 +135,87 @@ def _selector_text(pod: PodFacts, node: NodeView) -> str:
     return "only the required node affinity (its labels or name do not match)"
 
 
-def _vector_counts(pod: PodFacts, cluster: Cluster,
-                   cpu_mask: Callable[[tuple[str, ...]], np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
-    where exactly one does). Node-blind pods only: advertised, allocatable and fit from the amounts, cordon and
-    taints once per set of taints (a node offering the vendor's devices under another name (resource-name-mismatch) fails the
-    same one check: only its text differs, made for the nodes shown). The filters after fit: Nearest._filters."""
+def _with_filters(pod: PodFacts, cluster: Cluster, count: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The counts of the checks before fit plus one failure per filter stage that fails on the node."""
+    extra = np.zeros(len(count), dtype=np.int64)
+    rank = np.zeros(len(count), dtype=np.int64)
+    for check, check_rank in FILTER_RANKS:
+        codes = codes_of(check, pod, cluster)
+        assert codes is not None  # every filter stage has codes over the node columns
+        failing = codes != 0
+        extra += failing
+        rank[failing] = check_rank
+    total = np.minimum(count + extra, 2)
+    one = np.where(count == 1, order, rank)
+    return total, np.where(total == 1, one, 0)
+
+
+def _device_stages(pod: PodFacts, cluster: Cluster) -> np.ndarray:
+    """Per node, the step at which a claim's devices fail there (rules/dra_devices.py: one step per node), as a
+    code: 0 none (or no claims), 1 no device of the class, 2 the claim is allocated to another node, 3 selectors
+    or constraints, 4 device taints, 5 too few free devices."""
     cols = columnar.columns_of(cluster)
-    if cols is None or pod.filters is not None or not columnar.node_blind(pod, cluster):
-        return None
+    out = np.zeros(cols.n, dtype=np.int64)
+    if pod.claims is None:
+        return out
+    steps = {"class": 1, "pinned": 2, "selectors": 3, "constraints": 3, "taints": 4, "free": 5, "enough": 5}
+    for i, node in enumerate(cols.nodes):
+        o = dra_devices.outcome(pod.claims, node, cluster)
+        if o is not None:
+            out[i] = steps.get(o.stage, 0)
+    return out
+
+
+def _vector_counts(pod: PodFacts, cluster: Cluster,
+                   cpu_mask: Callable[[tuple[str, ...]], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """failures() for every node at once, as (how many checks fail, capped at 2; the _ORDER of the failing check
+    where exactly one does): advertised, allocatable and fit from the amounts, cordon and taints once per set of
+    taints (a node offering the vendor's devices under another name (resource-name-mismatch) fails the same one
+    check: only its text differs, made for the nodes shown), a claim's devices at the one step they fail on each
+    node; then one failure per filter stage after fit that fails (their codes over every node)."""
+    if pod.filters is not None:
+        return _with_filters(pod, cluster, *_vector_counts(PodFacts.of_shape(pod), cluster, cpu_mask))
+    cols = columnar.columns_of(cluster)
     at = cols.everything
-    policy = columnar.policy(pod, cluster, at)
-    if policy is None:
-        return None
     pol = np.zeros(cols.n, dtype=bool)
-    pol[removed_positions(policy.removed)] = True
-    adv = columnar.missing_mask(pod, cols, at)
-    zero = columnar.zero_mask(pod, cols, at) & ~adv  # allocatable is asked only where the resource is advertised
-    rows = columnar.shortfalls(pod, cluster, at) or []
+    pol[removed_positions(columnar.policy(pod, cluster, at).removed)] = True  # with a claim's device taints
+    devices = _device_stages(pod, cluster)
+    ext = columnar.missing_mask(pod, cluster, at)
+    adv = ext | (devices == 1) | (devices == 2)  # the advertised check: the names, else no device of the class
+    devsel = devices == 3
+    zero = columnar.zero_mask(pod, cluster, at) & ~adv  # allocatable is asked only where nothing is missing
     fit = np.zeros(cols.n, dtype=bool)
     never = np.zeros(cols.n, dtype=bool)  # _NO_ONE_CHANGE: too small even empty, or a CPU node
-    for r, want, alloc, _, short in rows:
+    for r, want, alloc, _, short in columnar.shortfalls(pod, cluster, at):
         if r in pod.extended:  # a shortage an earlier failure explains (absent, or allocatable 0) is not another
-            short = short & ~adv & (cols.amounts(r).allocatable != 0)
+            short = short & ~adv & ~(zero & (cols.amounts(r).allocatable == 0))
         fit |= short
         never |= short & (alloc < want)
-    if pod.extended and adv.any():
-        never |= adv & cpu_mask(pod.extended)
-    count = adv.astype(np.int64) + pol + zero + fit + never
+    fit |= devices == 5  # too few free devices: the fit check's, where no amount is short
+    if pod.extended and ext.any():
+        never |= ext & cpu_mask(pod.extended)
+    count = adv.astype(np.int64) + devsel + pol + zero + fit + never
     order = np.full(cols.n, _ORDER[Check.FIT])
     order[zero] = _ORDER[Check.ZERO_ALLOCATABLE]
+    order[devsel] = _ORDER[Check.DEVICE_SELECTORS]
     order[adv] = _ORDER[Check.NOT_ADVERTISED]
+    order[~ext & (devices == 2)] = _ORDER[Check.CLAIM_PINNED]
     # The cordon and taint checks share one rank: which of them fails does not change the order.
     order[pol] = _ORDER[Check.TAINT]
     return np.minimum(count, 2), order
 
 
-def _counted(per_node: list[list[Reason]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Node by node failures as (count capped at 2, the _ORDER of the one failing check, the nodes with none)."""
-    count = np.array([min(len(f), 2) for f in per_node], dtype=np.int64)
-    order = np.array([_ORDER.get(f[0].check, 9) if f else 0 for f in per_node], dtype=np.int64)
-    return count, order, np.flatnonzero(count == 0)
-
-
 class Nearest:
     """Per cluster: caches the selector-independent failures per (tolerations, requests, claims, pinned) key."""
 
-    def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
+    def __init__(self, cluster: Cluster, *,
+                 counts: Callable[[PodFacts, Cluster, Callable[[tuple[str, ...]], np.ndarray]],
+                                  tuple[np.ndarray, np.ndarray]] = _vector_counts) -> None:
+        """`counts`: how the checks before fit are counted over every node (the tests' reference counts them node
+        by node)."""
         self.cluster = cluster
-        self.scalar = scalar  # every node through the scalar checks (the reference the tests compare)
-        self._failures: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]] = {}
-        self._lists: dict[tuple, list[list[Reason]]] = {}
+        self._counts = counts
+        self._failures: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._cpu_masks: dict[tuple[str, ...], np.ndarray] = {}  # per set of extended resources: the CPU nodes
 
     def _cpu_mask(self, resources: tuple[str, ...]) -> np.ndarray:
@@ -193,61 +223,24 @@ class Nearest:
         set of resources, not once per pod shape and node."""
         found = self._cpu_masks.get(resources)
         if found is None:
-            cols = columnar.columns_of(self.cluster)
-            nodes = cols.nodes if cols is not None else []
+            nodes = columnar.columns_of(self.cluster).nodes
             found = self._cpu_masks[resources] = np.array([cpu_node(n.capacity, n.labels, resources) for n in nodes],
                                                           dtype=bool)
         return found
 
-    def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]] | None]:
+    def _all(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per node: how many checks other than the selector fail (0, 1, or 2 for more), and the rank of the
-        failing one where one does; the nodes where none does; and, when judged node by node for the filters
-        after fit, each node's failures (else None: the shown nodes' reasons are made when shown)."""
+        failing one where one does; and the nodes where none does."""
         key = (pod.tolerations, pod.requests, pod.claims_shape, bool(pod.pin),  # a pinned pod meets only NoExecute
                pod.nominated)  # the pods nominated by preemption that count as used
         if pod.filters is not None:  # the volume, inter-pod, spread and port checks on top, per their own shape
             # Spread counts only the nodes the pod's selector matches: then the selector is part of the shape.
-            full = key + (pod.filters_key,) + ((pod.node_selector, pod.affinity) if pod.filters.spread else ())
-            found = self._failures.get(full)
-            if found is None:
-                by_node = self.scalar or self.cluster.columns is None
-                found = self._failures[full] = self._scalar_filters(pod, key) if by_node else self._filters(pod)
-            return found
+            key += (pod.filters_key,) + ((pod.node_selector, pod.affinity) if pod.filters.spread else ())
         found = self._failures.get(key)
         if found is None:
-            c = self.cluster
-            vector = None if self.scalar else _vector_counts(pod, c, self._cpu_mask)
-            if vector is None:
-                found = self._failures[key] = (*_counted([failures(pod, n, c) for n in c.nodes or []]), None)
-            else:
-                found = self._failures[key] = (*vector, np.flatnonzero(vector[0] == 0), None)
+            count, order = self._counts(pod, self.cluster, self._cpu_mask)
+            found = self._failures[key] = (count, order, np.flatnonzero(count == 0))
         return found
-
-    def _scalar_filters(self, pod: PodFacts, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[list[Reason]]]:
-        """Node by node: the checks before fit once per selector-independent key, the filters after it per shape."""
-        c = self.cluster
-        base = self._lists.get(key)
-        if base is None:
-            shape = PodFacts.of_shape(pod)
-            base = self._lists[key] = [failures(shape, n, c) for n in c.nodes or []]
-        per_node = [f + nearest_failures(pod, n, c, 2 - len(f)) if len(f) < 2 else f for f, n in zip(base, c.nodes or [])]
-        return (*_counted(per_node), per_node)
-
-    def _filters(self, pod: PodFacts) -> tuple[np.ndarray, np.ndarray, np.ndarray, None]:
-        """The checks before fit as for any pod of the shape, plus one failure per filter stage that fails, from
-        the filters' codes over every node."""
-        count, order, _, _ = self._all(PodFacts.of_shape(pod))
-        extra = np.zeros(len(count), dtype=np.int64)
-        rank = np.zeros(len(count), dtype=np.int64)
-        for check, check_rank in FILTER_RANKS:
-            codes = codes_of(check, pod, self.cluster)
-            assert codes is not None  # _all asks only when the bundle has node columns
-            failing = codes != 0
-            extra += failing
-            rank[failing] = check_rank
-        total = np.minimum(count + extra, 2)
-        one = np.where(count == 1, order, rank)
-        return total, np.where(total == 1, one, 0), np.flatnonzero(total == 0), None
 
     def of(self, pod: PodFacts) -> dict:
         """{"nearest": [{"node", "reason"}…] (at most SHOWN), "nearest_more": n}, or none and a sentence."""
@@ -255,8 +248,8 @@ class Nearest:
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
-        count, order, none, per_node = self._all(pod)
-        matching = selected(pod, c, scalar=self.scalar)
+        count, order, none = self._all(pod)
+        matching = selected(pod, c)
         one = matching[count[matching] == 1]
         near_at = one[np.lexsort((one, order[one]))]
         # Nodes failing only the selector: every node with no other failure that the selector does not match.
@@ -271,9 +264,8 @@ class Nearest:
         out: dict = {"nearest": []}
         for i, reason in shown[:SHOWN]:
             node = nodes[i]
-            if reason is None:
-                reason = ((failures(pod, node, c) or nearest_failures(pod, node, c, 1)) if per_node is None
-                          else per_node[i])[0]
+            if reason is None:  # the node's one failure, in words: the checks on this node only
+                reason = (failures(pod, node, c) or nearest_failures(pod, node, c, 1))[0]
             out["nearest"].append({"node": node.name, "reason": _fit_text(pod, node, c) if reason.check is Check.FIT else reason.text})
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,9 +22,10 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.events import SchedulerSaid
 from analyzer.model.views import Cluster
 from analyzer.model.target import Target
-from analyzer.rules import columnar
-from analyzer.rules.checks import AFFINITY, PodFacts, check_cordon, check_taint, insufficient
-from analyzer.rules.checks import check_affinity, check_fit
+from analyzer.rules import columnar, dra_devices
+from analyzer.rules.checks import AFFINITY, NODE_NAME, PodFacts, check_cordon, check_taint, insufficient
+from analyzer.rules.checks import check_affinity, check_claims, check_fit
+from analyzer.rules.reason import Reason
 from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.scheduler_filters import SCHEDULER_FILTERS
@@ -46,86 +48,101 @@ def recorded(cluster: Cluster, target: Target) -> SchedulerSaid | None:
     return None
 
 
-def node_reasons(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, ...]:
-    """What the scheduler writes for this node: the fixed strings of its first failing filter, in its order."""
-    for check in SCHEDULER_FILTERS:
-        reason = check(pod, node, cluster)
-        if reason is not None:
-            return reason.scheduler
-    return ()
-
-
-def rebuild(cluster: Cluster, pod: PodFacts) -> str | None:
-    """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits.
-    (The straightforward definition; Rebuilder gives the same sentence without visiting every node per shape.)"""
-    nodes = cluster.nodes or []
-    counts: Counter[str] = Counter()
-    for node in nodes:
-        reasons = node_reasons(pod, node, cluster)
-        if not reasons:
-            return None
-        counts.update(reasons)
-    return _sentence(len(nodes), counts)
-
-
 def _sentence(total: int, counts: Counter[str]) -> str:
     parts = sorted(f"{n} {reason}" for reason, n in counts.items() if n)
     return f"0/{total} nodes are available: " + ", ".join(parts) + "."
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Policy:
+    """The cordon and taint filters for one set of tolerations: per kind of taints each one's failure, per node
+    whether each fails, what the scheduler writes for the nodes that fail at either first, and how many do."""
+
+    cordon: list[Reason | None]
+    taint: list[Reason | None]
+    cordoned: np.ndarray
+    tainted: np.ndarray
+    first: Counter[str]
+    failing: int
+
+
 class Rebuilder:
-    """The rebuilt message for many pod shapes from the node columns. The cordon and taint filters depend only
-    on the tolerations and a node's taints: judged once per set of taints and tolerations; node affinity is the
-    selector over the columns (through the node index); then the filters after it in the scheduler's order over
-    the nodes left: fit compares amounts, the others read their codes over every node (rules/filter_columns.py)
-    and count each code's scheduler strings once. A pod with claims, DeviceClass-served resources or spec.nodeName, or `scalar`, is rebuilt node by node
-    (rebuild())."""
+    """The rebuilt message for many pod shapes from the node columns, each node counted at its first failing
+    filter in the scheduler's order (rules/scheduler_filters.py). The cordon and taint filters depend only on
+    the tolerations and a node's taints: judged once per set of taints and tolerations; node name and affinity are
+    the selector over the columns (through the node index); then the filters after it over the nodes left: fit
+    compares amounts, the volume, spread, inter-pod and port filters read their codes over every node
+    (rules/filter_columns.py) and count each code's scheduler strings once, and a claim's devices are the DRA
+    rules on each node left (rules/dra_devices.py). tests/reference_funnel.py rebuilds it node by node, the
+    reference."""
 
-    def __init__(self, cluster: Cluster, *, scalar: bool = False) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.scalar = scalar
-        self._policy: dict[tuple, tuple[np.ndarray, Counter[str]]] = {}
+        self._policy: dict[tuple, _Policy] = {}
 
-    def _cordon_or_taint(self, pod: PodFacts) -> tuple[np.ndarray, Counter[str]]:
-        """Nodes whose first failure is the cordon or a taint, and what the scheduler writes for them."""
+    def _kinds(self, pod: PodFacts) -> _Policy:
+        """The cordon and taint filters for a set of tolerations, once per kind of taints and cordon."""
         found = self._policy.get(pod.tolerations)
         if found is None:
             c = self.cluster
-            cols = c.columns
-            assert cols is not None and c.nodes is not None
-            per_kind = [check_cordon(pod, c.nodes[i], c) or check_taint(pod, c.nodes[i], c) for i in cols.taint_kinds]
-            sizes = np.bincount(cols.taint_kind, minlength=len(per_kind))
-            counts: Counter[str] = Counter()
-            for reason, size in zip(per_kind, sizes.tolist()):
-                if reason is not None:
-                    for text in reason.scheduler:
-                        counts[text] += size
-            failing = np.array([r is not None for r in per_kind], dtype=bool)[cols.taint_kind]
-            found = self._policy[pod.tolerations] = (failing, counts)
+            cols = columnar.columns_of(c)
+            cordon = [check_cordon(pod, cols.nodes[i], c) for i in cols.taint_kinds]
+            taint = [check_taint(pod, cols.nodes[i], c) for i in cols.taint_kinds]
+            kind = cols.taint_kind
+            cordoned = np.array([r is not None for r in cordon], dtype=bool)[kind]
+            tainted = np.array([r is not None for r in taint], dtype=bool)[kind]
+            first: Counter[str] = Counter()  # each node at the first of the two that fails
+            self._count(first, cordon, kind[cordoned])
+            self._count(first, taint, kind[~cordoned & tainted])
+            found = self._policy[pod.tolerations] = _Policy(cordon=cordon, taint=taint, cordoned=cordoned,
+                                                            tainted=tainted, first=first,
+                                                            failing=int(np.count_nonzero(cordoned | tainted)))
         return found
 
+    @staticmethod
+    def _count(counts: Counter[str], per_kind: list[Reason | None], kinds: np.ndarray) -> None:
+        """Each kind's strings once per node of `kinds` (the kinds of the nodes that fail there)."""
+        for reason, size in zip(per_kind, np.bincount(kinds, minlength=len(per_kind)).tolist()):
+            if reason is not None and size:
+                for text in reason.scheduler:
+                    counts[text] += size
+
     def rebuild(self, pod: PodFacts) -> str | None:
+        """The `0/N nodes are available: …` sentence this bundle implies, or None when some node fits."""
         c = self.cluster
-        nodes = c.nodes or []
-        if self.scalar or pod.pin or columnar.columns_of(c) is None or not columnar.node_blind(pod, c):
-            return rebuild(c, pod)
-        failing, counts = self._cordon_or_taint(pod)
-        counts = Counter(counts)
+        cols = columnar.columns_of(c)
+        nodes = cols.nodes
+        p = self._kinds(pod)
         matching = selected(pod, c)
-        left = matching[~failing[matching]]
-        # Past cordon and taints, every node the selector does not match fails at node affinity.
-        counts[AFFINITY] += len(nodes) - int(np.count_nonzero(failing)) - len(left)
+        if not pod.pin:
+            counts = Counter(p.first)
+            left = matching[~(p.cordoned | p.tainted)[matching]]
+            # Past cordon and taints, every node the selector does not match fails at node affinity.
+            counts[AFFINITY] += cols.n - p.failing - len(left)
+        else:  # NodeUnschedulable, then NodeName, then TaintToleration, then node affinity
+            counts = Counter()
+            kind = cols.taint_kind
+            named = cols.names_column.codes == cols.names_column.code.get(pod.pin, -1)
+            self._count(counts, p.cordon, kind[p.cordoned])
+            counts[NODE_NAME] += int(np.count_nonzero(~p.cordoned & ~named))
+            self._count(counts, p.taint, kind[~p.cordoned & named & p.tainted])
+            passed = cols.everything[~p.cordoned & named & ~p.tainted]
+            left = passed[np.isin(passed, matching)]
+            counts[AFFINITY] += len(passed) - len(left)
         for check in AFTER_AFFINITY:
             if not len(left):
                 break
             if check is check_fit:
                 failing = np.zeros(len(left), dtype=bool)
-                for r, _, _, _, short in columnar.shortfalls(pod, c, left) or []:
+                for r, _, _, _, short in columnar.shortfalls(pod, c, left):
                     counts[insufficient(r)] += int(np.count_nonzero(short))
                     failing |= short
+                failing |= self._per_node(dra_devices.devices_free, pod, left, ~failing, counts)
+            elif check is check_claims:
+                failing = self._per_node(check_claims_of, pod, left, np.ones(len(left), dtype=bool), counts)
             else:
                 codes = codes_of(check, pod, c) if pod.filters is not None else None
-                if codes is None:  # no volume, inter-pod, spread or port needs; DynamicResources: no claims
+                if codes is None:  # no volume, inter-pod, spread or port needs
                     continue
                 mine = codes[left]
                 failing = mine != 0
@@ -138,7 +155,29 @@ class Rebuilder:
             left = left[~failing]
         if len(left):
             return None  # some node passes every filter
-        return _sentence(len(nodes), counts)
+        return _sentence(cols.n, counts)
+
+    def _per_node(self, rule, pod: PodFacts, left: np.ndarray, ask: np.ndarray, counts: Counter[str]) -> np.ndarray:
+        """A claim's device rule on the nodes of `left` where `ask` (read per node: its own ResourceSlices)."""
+        failing = np.zeros(len(left), dtype=bool)
+        if pod.claims is None:
+            return failing
+        nodes = columnar.columns_of(self.cluster).nodes
+        for j in np.flatnonzero(ask).tolist():
+            reason = rule(pod.claims, nodes[int(left[j])], self.cluster)
+            if reason is not None:
+                failing[j] = True
+                counts.update(reason.scheduler)
+        return failing
+
+
+def check_claims_of(claims, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The DynamicResources filter for a pod's claims (checks.check_claims, by claims)."""
+    for check in (dra_devices.no_devices, dra_devices.device_selectors, dra_devices.device_taints, dra_devices.devices_free):
+        reason = check(claims, node, cluster)
+        if reason is not None:
+            return reason
+    return None
 
 
 def first_sentence(message: str) -> str:

@@ -3,11 +3,10 @@ and the evidence read with vector operations (rules/columnar.py) instead of a Py
 
 - amounts per resource (capacity, allocatable, used by non-terminated pods, free = allocatable - used) as exact
   int64 in the scheduler's units (cpu in millicores, memory in bytes: 2**63 bytes is 8 EiB, far beyond any node).
-  A bundle with an amount beyond int64 (hostile, or absurd) leaves `exact` False and every caller takes the
-  scalar path, so nothing is ever rounded;
-- kinds: nodes with the same taints and cordon (`taint_kind`) are one row for the taint and cordon checks,
-  nodes with the same capacity (`capacity_kind`) one row for the advertised check, and nodes with the same
-  capacity, allocatable, taints and cordon (`kind`) one row for the checks that read only those;
+  A resource with an amount beyond int64 (hostile, or absurd) is held as Python ints (an object array): slower,
+  never rounded, and the same vector operations read it;
+- kinds: nodes with the same taints and cordon (`taint_kind`) are one row for the taint and cordon checks, and
+  nodes with the same capacity (`capacity_kind`) one row for the advertised check;
 - label columns (`label(key)`): per node the code of its value for one label key (0: absent), made for the keys
   pods select on when first asked; node names are a column too (`names_column`, for matchFields metadata.name).
   Zone and hostname are label columns like any other (`domains(key)`: the topology domains of a key).
@@ -87,7 +86,6 @@ class NodeColumns:
         self.n = len(nodes)
         self.names = [n.name for n in nodes]
         self.position = {name: i for i, name in enumerate(self.names)}  # node names are unique (model/build_nodes.py)
-        self.exact = True
         names: set[str] = set()
         for n in nodes:
             names.update(n.capacity)
@@ -104,17 +102,15 @@ class NodeColumns:
             alloc = [n.allocatable.get(r, 0) for n in nodes]
             held = [(usage.get(n.name) or {}).get(r, 0) for n in nodes]
             most = [h + ((nominated or {}).get(n.name) or {}).get(r, 0) for h, n in zip(held, nodes)] if nominated else held
-            if not all(map(_fits, cap)) or not all(map(_fits, alloc)) or not all(map(_fits, most)):
-                self.exact = False
-                break
-            self._amounts[r] = Amounts(capacity=np.array(cap, dtype=np.int64), allocatable=np.array(alloc, dtype=np.int64),
-                                       used=np.array(held, dtype=np.int64),
+            # Python ints where some amount (or used plus what is nominated there) passes int64: exact either way.
+            fits = all(map(_fits, cap)) and all(map(_fits, alloc)) and all(map(_fits, most))
+            dtype = np.int64 if fits else object
+            self._amounts[r] = Amounts(capacity=np.array(cap, dtype=dtype), allocatable=np.array(alloc, dtype=dtype),
+                                       used=np.array(held, dtype=dtype),
                                        has_capacity=np.array([r in n.capacity for n in nodes], dtype=bool))
         self._absent = Amounts(capacity=zero, allocatable=zero, used=zero, has_capacity=np.zeros(self.n, dtype=bool))
         self.taint_kind, self.taint_kinds = self._kinds([(n.taints, n.unschedulable) for n in nodes])
-        self.capacity_kind, self.capacity_kinds = self._kinds([tuple(n.capacity.items()) for n in nodes])
-        self.kind, self.kinds = self._kinds([(tuple(n.capacity.items()), tuple(n.allocatable.items()), n.taints,
-                                              n.unschedulable) for n in nodes])
+        self.capacity_kind = self._kinds([tuple(n.capacity.items()) for n in nodes])[0]
         self._labels: dict[str, LabelColumn] = {}
         self._names_column: LabelColumn | None = None
         self.everything = np.arange(self.n, dtype=np.int64)

@@ -150,8 +150,9 @@ def check_taint(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | Non
     return None
 
 
-def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    """Rows 11-12: cordon and taints as one stage; a node that is only cordoned counts toward `cordoned`."""
+def node_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The node's own cordon and taints: what the node's taint kind decides (rules/columnar.py judges it once
+    per kind)."""
     if pod.pin:
         # spec.nodeName bypasses the scheduler: the kubelet admits it ignoring the cordon and
         # NoSchedule taints, and rejects only untolerated NoExecute taints (kubelet lifecycle predicate).
@@ -165,7 +166,14 @@ def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | No
     if cordon:
         return Reason(check=Check.CORDON,
                       text="cordoned (spec.unschedulable), no toleration for node.kubernetes.io/unschedulable:NoSchedule")
-    return dra_devices.device_taints(pod.claims, node, cluster)
+    return None
+
+
+def check_policy(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """Cordon and taints as one stage (a node only cordoned counts toward `cordoned`), then the claims' devices'
+    taints (not for a pod with spec.nodeName: the kubelet admits it by the node's NoExecute taints alone)."""
+    found = node_policy(pod, node, cluster)
+    return found if found is not None or pod.pin else dra_devices.device_taints(pod.claims, node, cluster)
 
 
 def _taint_reason(blocking: list[Taint], tail: str) -> Reason:
@@ -177,23 +185,33 @@ def _taint_reason(blocking: list[Taint], tail: str) -> Reason:
     return Reason(check=Check.TAINT, text="untolerated taint " + ", ".join(map(str, blocking)) + tail)
 
 
-def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+def missing_text(resource: str, in_capacity: bool) -> str:
+    """What the advertised stage says of one requested extended resource a node lacks."""
+    return f"{resource} capacity 0 (device plugin gone)" if in_capacity else f"no {resource} in status.capacity"
+
+
+def node_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    """The requested extended resources the node does not advertise (and no DeviceClass serves there)."""
     # Capacity 0 counts as not advertised: when a device plugin goes away the kubelet keeps the
     # resource name with capacity 0, and the next action is the same: restore the device plugin.
     missing = [r for r in pod.extended if node.capacity.get(r, 0) <= 0 and not _served_by_dra(r, node, cluster)]
-    if missing:
-        texts, other_names = [], False
-        for r in missing:
-            text = f"no {r} in status.capacity" if r not in node.capacity else f"{r} capacity 0"
-            offered = siblings(r, node.capacity, cluster.config)
-            if offered:  # the vendor's devices are here under another name (resource-name-mismatch)
-                other_names = True
-                text += "; advertises " + ", ".join(f"{name} ({count})" for name, count in offered)
-            elif r in node.capacity:
-                text += " (device plugin gone)"
-            texts.append(text)
-        return Reason(check=Check.OTHER_NAME if other_names else Check.NOT_ADVERTISED, text=", ".join(texts))
-    return dra_devices.no_devices(pod.claims, node, cluster)
+    if not missing:
+        return None
+    texts, other_names = [], False
+    for r in missing:
+        offered = siblings(r, node.capacity, cluster.config)
+        if offered:  # the vendor's devices are here under another name (resource-name-mismatch)
+            other_names = True
+            text = (f"no {r} in status.capacity" if r not in node.capacity else f"{r} capacity 0") + \
+                "; advertises " + ", ".join(f"{name} ({count})" for name, count in offered)
+        else:
+            text = missing_text(r, r in node.capacity)
+        texts.append(text)
+    return Reason(check=Check.OTHER_NAME if other_names else Check.NOT_ADVERTISED, text=", ".join(texts))
+
+
+def check_advertised(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return node_advertised(pod, node, cluster) or dra_devices.no_devices(pod.claims, node, cluster)
 
 
 def _served_by_dra(resource: str, node: NodeView, cluster: Cluster) -> bool:
@@ -209,9 +227,12 @@ def check_device_selectors(pod: PodFacts, node: NodeView, cluster: Cluster) -> R
 def check_allocatable(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     zero = [r for r in pod.extended if node.allocatable.get(r, 0) == 0 and not _served_by_dra(r, node, cluster)]
     if zero:
-        return Reason(check=Check.ZERO_ALLOCATABLE,
-                      text=", ".join(f"{r}: capacity {node.capacity.get(r, 0)}, allocatable 0" for r in zero))
+        return Reason(check=Check.ZERO_ALLOCATABLE, text=", ".join(zero_text(r, node.capacity.get(r, 0)) for r in zero))
     return None
+
+
+def zero_text(resource: str, capacity: int) -> str:
+    return f"{resource}: capacity {capacity}, allocatable 0"
 
 
 def _fit_order(pod: PodFacts, cluster: Cluster) -> tuple[tuple[str, int, bool], ...]:
@@ -283,14 +304,20 @@ def available(pod: PodFacts, node: NodeView, cluster: Cluster, resource: str,
     return alloc, used.get(resource, 0), None
 
 
-def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    short = shortages(pod, node, cluster)
-    if not short:
-        return dra_devices.devices_free(pod.claims, node, cluster)
+def fit_reason(short: list[tuple[str, int, int, int]]) -> Reason:
+    """NodeResourcesFit's failure on one node from its shortages: (resource, free, allocatable, requested) each."""
     return Reason(check=Check.FIT, text="; ".join(
-        f"{s.resource}: {format_units(s.resource, s.free)} free of {format_units(s.resource, s.allocatable)} "
-        f"allocatable, {format_units(s.resource, s.requested)} requested" for s in short),
-        scheduler=tuple(insufficient(s.resource) for s in short))
+        f"{r}: {format_units(r, free)} free of {format_units(r, alloc)} allocatable, {format_units(r, want)} requested"
+        for r, free, alloc, want in short), scheduler=tuple(insufficient(r) for r, _, _, _ in short))
+
+
+def node_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    short = shortages(pod, node, cluster)
+    return fit_reason([(s.resource, s.free, s.allocatable, s.requested) for s in short]) if short else None
+
+
+def check_fit(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
+    return node_fit(pod, node, cluster) or dra_devices.devices_free(pod.claims, node, cluster)
 
 
 # The scheduler's filters in its own order are listed in rules/scheduler_filters.py.

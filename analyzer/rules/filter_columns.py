@@ -1,11 +1,11 @@
 """The inter-pod, spread and host-port filters over the node columns: per pod shape a code per node, not a check.
 
 A codes function answers, for every node of the bundle, 0 where the check passes and otherwise a code such that
-nodes with the same code get the same Reason (the same text, the same scheduler strings) from the scalar check,
-and nodes with different codes different texts. The Reason of a code is then the scalar check on one of its
-nodes, made only when the evidence names it. The codes are made once per pod shape over every node and kept
-(the funnel, the nearest nodes and the rebuilt message each ask, for different nodes), and stay what the scalar
-checks say node by node (tests/test_filter_columns.py compares them on random clusters).
+nodes with the same code get the same Reason (the same text, the same scheduler strings) from the stage's rule
+(rules/interpod.py, spread.py, in_use.py, volumes.py), and nodes with different codes different texts. The Reason
+of a code is then the rule on one of its nodes, made only when the evidence names it. The codes are made once per
+pod shape over every node and kept (the funnel, the nearest nodes and the rebuilt message each ask, for different
+nodes), and stay what the rules say node by node (tests/test_filter_columns.py compares them on random clusters).
 
 What the codes encode, per check, is exactly what its text reads of a node:
 - inter-pod (rules/interpod.py): the first rule broken (an affinity term's key missing, no matching pod in the
@@ -158,12 +158,12 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     return found
 
 
-def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged | None:
+def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
     """A stage's Judged from codes over every node: the nodes of `at` grouped by code, each group's Reason
-    the scalar check on its first node, made when asked for."""
-    if codes is None or columns_of(cluster) is None:
-        return None
-    nodes = cluster.nodes or []
+    the stage's rule on its first node (equal codes, equal text), made when asked for."""
+    if codes is None:
+        raise ValueError(f"no codes for {check.__name__}: the node columns exist wherever the funnel runs")
+    nodes = columns_of(cluster).nodes
     mine = codes[at]
     first: dict[int, int] = {}
     seen, where, _ = distinct(mine)
@@ -230,22 +230,26 @@ _VECTOR: dict[CheckFn, Callable[[PodFacts, Cluster], np.ndarray | None]] = {
 
 
 def codes_of(check: CheckFn, pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
-    """The codes of one of the filters after fit (and of host ports) over every node, made once per pod shape;
-    None when the bundle has no columns or the check is not one of these."""
-    if cluster.columns is None or check not in _VECTOR:
+    """The codes of one of the filters after fit (and of host ports) over every node; None when the bundle has
+    no columns or the check is not one of these. Made once per what the check reads of the pod: its filters
+    (PodFilters.key), whether it is pinned, the pods nominated for it, and for spread the selector and the
+    tolerations that decide which nodes count (5,000 DaemonSet pods alike but for their node share one)."""
+    cols = cluster.columns
+    if cols is None or check not in _VECTOR:
         return None
-    memo = pod.state.filter_codes
-    found = memo.get(check)
-    if found is None:
+    key = ("filter-codes", check, pod.filters_key, bool(pod.pin), pod.nominated,
+           (pod.node_selector, pod.affinity, pod.tolerations) if check is check_spread else ())
+    found = cols.memo.get(key)
+    if not isinstance(found, np.ndarray):
         applies = _APPLIES.get(check)
         if applies is not None and not applies(pod, cluster):
-            found = np.zeros(cluster.columns.n, dtype=np.int64)
+            found = np.zeros(cols.n, dtype=np.int64)
         else:
             found = _VECTOR[check](pod, cluster)
-        memo[check] = found
+        cols.memo[key] = found
     return found
 
 
-def vector_stage(check: CheckFn) -> Callable[[PodFacts, Cluster, np.ndarray], Judged | None]:
+def vector_stage(check: CheckFn) -> Callable[[PodFacts, Cluster, np.ndarray], Judged]:
     """A funnel stage's vector form from its check's codes."""
     return lambda pod, cluster, at: judged(check, codes_of(check, pod, cluster), pod, cluster, at)

@@ -72,29 +72,63 @@ def _advertised_word(removed: list[Reason]) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class Stage:
-    """One stage: its scalar check (the reference, one node) and, where it has one, its vector form over the
-    nodes that reach it (rules/columnar.py; None from it means "judge node by node here")."""
+    """One stage: its rule for one node (rules/checks.py: the Reason texts, and the reference the tests compare
+    with) and its vector form over the nodes that reach it (rules/columnar.py, rules/filter_columns.py), the one
+    the funnel runs."""
 
     name: str
     word: str
     check: Callable[[PodFacts, NodeView, Cluster], Reason | None]
+    vector: Callable[[PodFacts, Cluster, np.ndarray], Judged]
     word_for: Callable[[list[Reason]], str] | None = None
     # A stage that cannot remove a node for this pod is left out of its funnel (and of the evidence).
     applies: Callable[[PodFacts, Cluster], bool] | None = None
-    vector: Callable[[PodFacts, Cluster, np.ndarray], Judged | None] | None = None
 
-    def judge(self, pod: PodFacts, cluster: Cluster, at: np.ndarray, *, scalar: bool = False) -> Judged:
-        judged = None
-        if self.vector is not None and not scalar and len(at) > columnar.SMALL:
-            judged = self.vector(pod, cluster, at)
-        return judged if judged is not None else columnar.judge_scalar(self.check, pod, cluster, at)
+
+def selected(pod: PodFacts, cluster: Cluster) -> np.ndarray:
+    """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (`selector-mismatch`).
+    The node index narrows first (a pinned DaemonSet pod looks at one node, not 5,000); then the label columns."""
+    cols = columnar.columns_of(cluster)
+    key = ("selected", pod.node_selector, pod.affinity, pod.pin)
+    found = cols.memo.get(key)
+    if isinstance(found, np.ndarray):
+        return found
+    index = cluster.node_index
+    at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None
+          else cols.everything)
+    found = cols.memo[key] = at[selector_mask(cols, pod.node_selector, pod.terms, pod.pin, at)]
+    return found  # the funnel, the nearest nodes and the rebuilt message each ask
+
+
+def select(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
+    """check_selector over `at` (every node: the funnel's first stage): the nodes `selected` keeps; a node of
+    another name fails on the name, the pinned node itself on its labels."""
+    chosen = selected(pod, cluster)
+    out = np.ones(columnar.columns_of(cluster).n, dtype=bool)
+    out[chosen] = False
+    if len(at) == len(out):  # every node: the funnel's first stage
+        kept, removed = chosen, np.flatnonzero(out)
+    else:
+        kept, removed = at[~out[at]], at[out[at]]
+    affinity = Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
+                      scheduler=(AFFINITY,))
+    groups: list[Removed] = []
+    if pod.pin and len(removed):
+        cols = columnar.columns_of(cluster)
+        named = cols.names_column.codes[removed] == cols.names_column.code.get(pod.pin, -1)
+        other = Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
+        parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
+        groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
+    elif len(removed):
+        groups = [Removed(removed, affinity)]
+    return Judged(kept=kept, removed=groups)
 
 
 # causes.md's order: what the pod selects, what the node has (its names, its devices), where its data lives, policy
 # (cordon, condition and other taints), health (allocatable 0), where other pods are (inter-pod, spread), load
 # (resources, then ports, ReadWriteOncePod and CSI limits).
 STAGES: tuple[Stage, ...] = (
-    Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector),
+    Stage(name="selector", word=words.SELECTOR_MISMATCH, check=check_selector, vector=select),
     Stage(name="advertised", word=words.NO_GPU_NODE, check=check_advertised, word_for=_advertised_word,
           vector=columnar.advertised),
     Stage(name="device-selectors", word=words.DEVICE_SELECTOR_MISMATCH, check=check_device_selectors,
@@ -113,63 +147,16 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
-def selected(pod: PodFacts, cluster: Cluster, *, scalar: bool = False) -> np.ndarray:
-    """Positions of the nodes that satisfy spec.nodeName, nodeSelector and required node affinity (`selector-mismatch`).
-    The node index narrows first (a pinned DaemonSet pod looks at one node, not 5,000); then the columns, or
-    the scalar rule on a handful of nodes."""
-    cols = columnar.columns_of(cluster)
-    key = ("selected", pod.node_selector, pod.affinity, pod.pin, scalar)
-    found = cluster.columns.memo.get(key) if cluster.columns is not None else None
-    if isinstance(found, np.ndarray):
-        return found
-    nodes = cluster.nodes or []
-    index = cluster.node_index
-    at = (np.array(sorted(index.possible(pod.node_selector, pod.terms, pod.pin)), dtype=np.int64) if index is not None
-          else np.arange(len(nodes), dtype=np.int64))
-    mask = None
-    if cols is not None and not scalar and len(at) > columnar.SMALL:
-        mask = selector_mask(cols, pod.node_selector, pod.terms, pod.pin, at)
-    if mask is None:
-        mask = np.array([check_selector(pod, nodes[i], cluster) is None for i in at.tolist()], dtype=bool)
-    found = at[mask]
-    if cluster.columns is not None:  # the funnel, the nearest nodes and the rebuilt message each ask
-        cluster.columns.memo[key] = found
-    return found
-
-
-def _selector_stage(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, scalar: bool) -> StageResult:
-    kept = selected(pod, cluster, scalar=scalar)
-    out = np.ones(len(nodes), dtype=bool)
-    out[kept] = False
-    removed = np.flatnonzero(out)
-    affinity = Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
-                      scheduler=(AFFINITY,))
-    groups: list[Removed] = []
-    if pod.pin and len(removed):
-        # check_selector: a node of another name fails on the name, the pinned node itself on its labels.
-        cols = cluster.columns
-        if cols is not None:
-            named = cols.names_column.codes[removed] == cols.names_column.code.get(pod.pin, -1)
-        else:
-            named = np.array([nodes[i].name == pod.pin for i in removed.tolist()], dtype=bool)
-        other = Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
-        parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
-        groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
-    elif len(removed):
-        groups = [Removed(removed, affinity)]
-    return StageResult(name="selector", nodes_in=len(nodes), kept_at=kept, groups=groups, nodes=nodes)
-
-
 class Funnels:
     """Per bundle, one funnel per distinct pod shape (PodFacts is the key: kube-scheduler's PreFilter state, made
     once per shape rather than per pod), so a Deployment's hundred pending replicas cost one funnel. `cache` False:
-    one funnel per pod (the tests compare the two); `scalar`: every stage node by node (the property tests'
-    reference)."""
+    one funnel per pod (the tests compare the two)."""
 
-    def __init__(self, cluster: Cluster, *, cache: bool = True, scalar: bool = False) -> None:
+    def __init__(self, cluster: Cluster, *, cache: bool = True,
+                 judge: Callable[[Stage, PodFacts, Cluster, np.ndarray], Judged] | None = None) -> None:
         self.cluster = cluster
         self.cache = cache
-        self.scalar = scalar
+        self.judge = judge  # run_funnel's: None, each stage's vector form
         self._by_shape: dict[PodFacts, FunnelResult] = {}
 
     def of(self, spec: dict, pin: str, claims: Resolution | None = None, filters: PodFilters | None = None, *,
@@ -181,25 +168,23 @@ class Funnels:
         facts = PodFacts.of(spec, pin, claims, filters, counting)
         funnel = self._by_shape.get(facts) if self.cache else None
         if funnel is None:
-            funnel = self._by_shape[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster,
-                                                        scalar=self.scalar)
+            funnel = self._by_shape[facts] = run_funnel(facts, self.cluster.nodes or [], self.cluster, self.judge)
         return funnel
 
 
-def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster, *, scalar: bool = False) -> FunnelResult:
-    """Stage by stage over the candidates; `scalar`: every stage node by node (the reference the tests compare)."""
-    first = _selector_stage(pod, nodes, cluster, scalar)
-    results: list[StageResult] = [first]
-    if not len(first.kept_at):
-        return FunnelResult(facts=pod, stages=results, word=STAGES[0].word)
-    candidates = first.kept_at
+def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster,
+               judge: Callable[[Stage, PodFacts, Cluster, np.ndarray], Judged] | None = None) -> FunnelResult:
+    """Stage by stage over the candidates, each by its vector form; `judge`: another way to judge a stage (the
+    tests' reference judges it node by node)."""
+    results: list[StageResult] = []
+    candidates = np.arange(len(nodes), dtype=np.int64)
     fit_at = None
-    for stage in STAGES[1:]:
+    for stage in STAGES:
         if stage.applies is not None and not stage.applies(pod, cluster):
             continue
         if stage.name == "fit":
             fit_at = candidates
-        judged = stage.judge(pod, cluster, candidates, scalar=scalar)
+        judged = stage.vector(pod, cluster, candidates) if judge is None else judge(stage, pod, cluster, candidates)
         results.append(StageResult(name=stage.name, nodes_in=len(candidates), kept_at=judged.kept,
                                    groups=judged.removed, nodes=nodes))
         if not len(judged.kept):

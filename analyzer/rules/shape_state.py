@@ -7,8 +7,7 @@ it. Made per shape, never shared between shapes, and never part of the model (wh
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +30,6 @@ class ShapeState:
     spread: list[Any] | None = None  # spread.state: a Domains per constraint: matching pods per eligible domain, per constraint
     interpod: Any = None  # interpod.state: an InterPodState
     in_use: Any = None  # in_use.state: an InUseState
-    # filter_columns: the codes of each vector filter over every node, by check, and the inter-pod and spread codes
-    filter_codes: dict[Callable[..., Any], np.ndarray] = field(default_factory=dict)
+    # filter_columns: the inter-pod and spread codes over every node
     interpod_codes: np.ndarray | None = None
     spread_codes: np.ndarray | None = None

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from analyzer.model.columns import NodeColumns, distinct
-from analyzer.model.matching import selector_matches, untolerated
+from analyzer.model.matching import untolerated
 from analyzer.model.nodes import NodeView
 from analyzer.model.placement import Matched
 from analyzer.model.pod_filters import SpreadConstraint
@@ -40,42 +40,12 @@ class Domains:
 
 
 def state(pod: PodFacts, cluster: Cluster) -> list[Domains]:
-    """PreFilter: per constraint the matching pods per eligible domain, once per pod shape (from the node
-    columns when the bundle has them and the selector is in a shape they take; else node by node)."""
+    """PreFilter: per constraint the matching pods per eligible domain, once per pod shape, from the node columns
+    (tests/reference_funnel.py counts them node by node, the reference)."""
     cached = pod.state.spread
     if cached is None:
         cached = pod.state.spread = by_columns(pod, cluster)
-        if cached is None:
-            cached = pod.state.spread = by_node(pod, cluster)
     return cached
-
-
-def by_node(pod: PodFacts, cluster: Cluster) -> list[Domains]:
-    out: list[Domains] = []
-    f, placement = pod.filters, cluster.placement
-    if f is not None and f.spread and placement is not None:
-        keys = [c.topology_key for c in f.spread]
-        selector = dict(pod.node_selector)
-        for c in f.spread:
-            m = placement.match(((c.selector, frozenset((f.namespace,))),))
-            counts: dict[str, int] = {}
-            names: dict[str, list[str]] = {}
-            for node in cluster.nodes or ():
-                if not all(k in node.labels for k in keys):
-                    continue
-                if c.honor_affinity and not selector_matches(selector, pod.terms, node.labels, node.name):
-                    continue
-                if c.honor_taints and untolerated(node.taints, pod.tolerations):
-                    continue
-                value = node.labels[c.topology_key]
-                counts[value] = counts.get(value, 0) + m.counts.get(node.name, 0)
-                shown = names.setdefault(value, [])
-                shown.extend(m.names.get(node.name, [])[: 3 - len(shown)])
-            minimum = min(counts.values()) if counts else None
-            if minimum is not None and c.min_domains and len(counts) < c.min_domains:
-                minimum = 0
-            out.append(Domains(constraint=c, counts=counts, minimum=minimum, names=names))
-    return out
 
 
 class _MatchedCounts(NamedTuple):
@@ -93,14 +63,12 @@ def _per_node(cols: NodeColumns, matched: Matched) -> np.ndarray:
     return found.per_node
 
 
-def by_columns(pod: PodFacts, cluster: Cluster) -> list[Domains] | None:
-    """by_node's answer from the node columns: eligibility and the counts per domain as vector operations."""
+def by_columns(pod: PodFacts, cluster: Cluster) -> list[Domains]:
+    """Eligibility and the counts per domain as vector operations over the node columns."""
     cols, f, placement = cluster.columns, pod.filters, cluster.placement
     if cols is None or f is None or not f.spread or placement is None:
-        return None
+        return []
     selected = selector_mask(cols, pod.node_selector, pod.terms, "", cols.everything)
-    if selected is None:
-        return None
     nodes = cluster.nodes or []
     per_kind = np.array([bool(untolerated(nodes[i].taints, pod.tolerations)) for i in cols.taint_kinds], dtype=bool)
     tainted = per_kind[cols.taint_kind]

@@ -30,7 +30,7 @@ from analyzer.rules.checks import PodFacts
 from analyzer.rules.columnar import _key_codes
 from analyzer.rules.in_use import _csi_on_nodes
 from analyzer.rules.in_use import state as in_use_state
-from analyzer.rules.volumes import _allowed, _capacity_ok, _Delayed, state, volume_usable
+from analyzer.rules.volumes import _allowed, _capacity_ok, _Delayed, state
 
 
 def usable(cluster: Cluster, cols: NodeColumns, v: Volume) -> np.ndarray:
@@ -38,10 +38,8 @@ def usable(cluster: Cluster, cols: NodeColumns, v: Volume) -> np.ndarray:
     key = ("pv-terms", orjson.dumps(v.terms, option=orjson.OPT_SORT_KEYS))
     found = cols.memo.get(key)
     if not isinstance(found, np.ndarray):
-        mask = np.ones(cols.n, dtype=bool) if v.terms is None else selector_mask(cols, (), v.terms, "", cols.everything)
-        if mask is None:  # a term in a shape the columns do not take: the rule itself, node by node
-            mask = np.array([volume_usable(v, node) for node in cluster.nodes or []], dtype=bool)
-        found = cols.memo[key] = mask
+        found = cols.memo[key] = (np.ones(cols.n, dtype=bool) if v.terms is None
+                                  else selector_mask(cols, (), v.terms, "", cols.everything))
     return found
 
 
