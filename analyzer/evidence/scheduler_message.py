@@ -62,6 +62,7 @@ class _Policy:
     taint: list[Reason | None]
     cordoned: np.ndarray
     tainted: np.ndarray
+    passing: np.ndarray  # neither fails
     first: Counter[str]
     failing: int
 
@@ -94,9 +95,10 @@ class Rebuilder:
             first: Counter[str] = Counter()  # each node at the first of the two that fails
             self._count(first, cordon, kind[cordoned])
             self._count(first, taint, kind[~cordoned & tainted])
+            passing = ~(cordoned | tainted)
             found = self._policy[pod.tolerations] = _Policy(cordon=cordon, taint=taint, cordoned=cordoned,
-                                                            tainted=tainted, first=first,
-                                                            failing=int(np.count_nonzero(cordoned | tainted)))
+                                                            tainted=tainted, passing=passing, first=first,
+                                                            failing=cols.n - int(np.count_nonzero(passing)))
         return found
 
     @staticmethod
@@ -116,7 +118,7 @@ class Rebuilder:
         matching = selected(pod, c)
         if not pod.pin:
             counts = Counter(p.first)
-            left = matching[~(p.cordoned | p.tainted)[matching]]
+            left = matching[p.passing[matching]]
             # Past cordon and taints, every node the selector does not match fails at node affinity.
             counts[AFFINITY] += cols.n - p.failing - len(left)
         else:  # NodeUnschedulable, then NodeName, then TaintToleration, then node affinity

@@ -104,17 +104,17 @@ def select(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
     """check_selector over `at` (every node: the funnel's first stage): the nodes `selected` keeps; a node of
     another name fails on the name, the pinned node itself on its labels."""
     chosen = selected(pod, cluster)
-    out = np.ones(columnar.columns_of(cluster).n, dtype=bool)
-    out[chosen] = False
-    if len(at) == len(out):  # every node: the funnel's first stage
-        kept, removed = chosen, np.flatnonzero(out)
+    cols = columnar.columns_of(cluster)
+    if len(at) == cols.n:  # every node: the funnel's first stage
+        kept, removed = chosen, np.delete(cols.everything, chosen)
     else:
+        out = np.ones(cols.n, dtype=bool)
+        out[chosen] = False
         kept, removed = at[~out[at]], at[out[at]]
     affinity = Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
                       scheduler=(AFFINITY,))
     groups: list[Removed] = []
     if pod.pin and len(removed):
-        cols = columnar.columns_of(cluster)
         named = cols.names_column.codes[removed] == cols.names_column.code.get(pod.pin, -1)
         other = Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
         parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
