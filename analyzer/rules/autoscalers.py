@@ -1,9 +1,9 @@
-"""Rows 26-27 of causes.md (v3; autoscalers.md): a node is coming (`scaling-up`), or the autoscaler says no node
-can help (`scale-up-blocked`). They refine the funnel's answer and never replace an earlier row: this rule runs
+"""`scaling-up` and `scale-up-blocked` (causes.md; autoscalers.md): a node is coming, or the autoscaler says no
+node can help. They refine the funnel's answer and never replace an earlier word: this rule runs
 after the funnel decided, reading only the funnel's word.
 
-- Row 26 refines any funnel word (the autoscaler simulated the scheduler on the new node: the pod fits there).
-- Row 27 refines only the capacity words, no-gpu-node and exhausted; any other word is the pod's own to fix, and
+- `scaling-up` refines any funnel word (the autoscaler simulated the scheduler on the new node: the pod fits there).
+- `scale-up-blocked` refines only the capacity words, no-gpu-node and exhausted; any other word is the pod's own to fix, and
   the refusal goes into its evidence.
 - The newest fact wins: an autoscaler's event older than the pod's latest scheduling failure is history, unless
   its objects say it is current (a group still InProgress, a NodeClaim still launching, a NodePool still full).
@@ -276,7 +276,7 @@ def _finding(case: Case, a: Autoscalers) -> _Finding | None:
 
 
 def refine(case: Case, decision: Decision) -> Decision | None:
-    """Rows 26-27 over the funnel's decision; None leaves it as it is."""
+    """`scaling-up` or `scale-up-blocked` over the funnel's decision; None leaves it as it is."""
     a = case.cluster.autoscalers
     funnel = case.funnel
     if a is None or not a.present or funnel is None or funnel.word is None or decision.word != funnel.word:

@@ -42,7 +42,7 @@ def claims_of(case: Case):  # -> PodClaims | None
 
 
 def claim_quota(case: Case) -> Decision | None:
-    """Row 2 for claims: the claim controller could not create the pod's ResourceClaim (its quota said no)."""
+    """`quota-exceeded` for claims: the claim controller could not create the pod's ResourceClaim (its quota said no)."""
     t = case.target
     said = case.cluster.claim_events.get((t.namespace, t.name)) if t.created else None
     if said is None or "exceeded quota" not in said.message:
@@ -56,7 +56,7 @@ def _claims_evidence(res: Resolution) -> list[dict]:
 
 
 def claims_exist(case: Case) -> Decision | None:
-    """Rows 6 and 7: every claim (or template) the pod names exists, and every DeviceClass its requests name."""
+    """`no-resourceclaim` and `no-deviceclass`: every claim (or template) the pod names exists, and every DeviceClass its requests name."""
     pc = claims_of(case)
     dra = case.cluster.dra
     if pc is None or dra is None:

@@ -66,7 +66,7 @@ def _policy_word(removed: list[Reason]) -> str:
 
 
 def _advertised_word(removed: list[Reason]) -> str:
-    """Row 16 before 17: some candidate offers the vendor's devices under another name (checks.check_advertised)."""
+    """`resource-name-mismatch` before `no-gpu-node`: some candidate offers the vendor's devices under another name (checks.check_advertised)."""
     return words.RESOURCE_NAME_MISMATCH if any(r.check is Check.OTHER_NAME for r in removed) else words.NO_GPU_NODE
 
 

@@ -148,7 +148,7 @@ def in_use_applies(pod: PodFacts, cluster: Cluster) -> bool:
 
 
 def check_in_use(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    """Row 25's other half, as one funnel stage after fit: ports, then the ReadWriteOncePod claim, then the
+    """`exhausted`'s other half, as one funnel stage after fit: ports, then the ReadWriteOncePod claim, then the
     CSI limit (the scheduler's order: NodePorts, VolumeRestrictions, NodeVolumeLimits)."""
     if not in_use_applies(pod, cluster):
         return None

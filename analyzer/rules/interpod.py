@@ -171,7 +171,7 @@ def interpod_applies(pod: PodFacts, cluster: Cluster) -> bool:
 
 
 def check_interpod(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    """Row 23, and the scheduler's InterPodAffinity filter (its fixed reason strings)."""
+    """`pod-affinity`, and the scheduler's InterPodAffinity filter (its fixed reason strings)."""
     if not interpod_applies(pod, cluster):
         return None
     found = failure(pod, node, cluster)

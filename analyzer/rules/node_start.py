@@ -1,4 +1,5 @@
-"""Rows 7-10 of causes.md (node-start.md): a bound pod the node will not start, and the kubelet's rejections.
+"""`image-pull`, `volume-mount`, `numa-unaligned`, `node-runtime`, `node-side` (causes.md; node-start.md): a bound
+pod the node will not start, and the kubelet's rejections.
 
 Decided from the pod's own status (the kubelet's admission rejection, its container states); the kubelet's and
 the attach/detach controller's events are the cross-check and the detail (newest first, with time and count).
@@ -223,7 +224,7 @@ def _started(states: list[dict]) -> bool:
 
 
 def _by_events(case: Case, states: list[dict], events: list[PodEvent]) -> Decision | None:
-    """Rows 8-9 from the latest volume or runtime event, when the containers only wait to be created."""
+    """`volume-mount` or `node-runtime` from the latest volume or runtime event, when the containers only wait to be created."""
     latest = next((e for e in events if e.reason in ns.VOLUME_EVENTS + ns.RUNTIME_EVENTS), None)
     if latest is None or _started(states):
         return None

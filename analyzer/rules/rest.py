@@ -1,4 +1,4 @@
-"""Rows 15-16 of causes.md: some node fits by this bundle. `unclassified` when the pod depends on something
+"""The last two words of causes.md: some node fits by this bundle. `unclassified` when the pod depends on something
 not modelled (the scheduler's own message is then the best evidence), else `fits-now`."""
 
 from __future__ import annotations

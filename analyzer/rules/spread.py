@@ -118,7 +118,7 @@ def spread_applies(pod: PodFacts, cluster: Cluster) -> bool:
 
 
 def check_spread(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    """Row 24, and the scheduler's PodTopologySpread filter."""
+    """`topology-spread`, and the scheduler's PodTopologySpread filter."""
     if not spread_applies(pod, cluster):
         return None
     found = failure(pod, node, cluster)

@@ -286,7 +286,7 @@ def volumes_apply(pod: PodFacts, cluster: Cluster) -> bool:
 
 
 def check_volume_topology(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
-    """Row 19: VolumeBinding and VolumeZone as one funnel stage (a pod with spec.nodeName bypasses both)."""
+    """`volume-node-conflict`: VolumeBinding and VolumeZone as one funnel stage (a pod with spec.nodeName bypasses both)."""
     if not volumes_apply(pod, cluster):
         return None
     found = binding_failures(pod, node, cluster)
