@@ -48,7 +48,7 @@ from helpers import run_cli
 from stand_in import Kube
 LAB_MANIFESTS = LAB / "manifests"  # the lab's own pod manifests (41, 42 are the attempts)
 
-# The lab's answers (issue 3, "Done when"): the literal words of causes.md.
+# The lab's answers, the words a user of the lab bundle is promised: the literal words of causes.md.
 LAB_WORDS = {
     "lab/allocatable-zero": "allocatable-zero",
     "lab/exhausted": "exhausted",
@@ -506,6 +506,6 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def generated_large(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """500 nodes / 15,000 pods, seed 1: the size of issue 10's case (pods.json above streaming.SPLIT_MIN_ITEMS,
+    """500 nodes / 15,000 pods, seed 1: large enough to be read streamed (pods.json above streaming.SPLIT_MIN_ITEMS,
     a ticket report that must be shortened). Only the tests about size use it."""
     return generate(tmp_path_factory.mktemp("gen") / "b500", nodes=500, pods=15000, seed=1)

@@ -1,4 +1,5 @@
-"""Rules 1-2 (never-created pods): RuntimeClass, then ResourceQuota, as the API server admits a pod.
+"""`no-runtimeclass` and `quota-exceeded` (never-created pods): RuntimeClass, then ResourceQuota, as the API server
+admits a pod.
 
 Sources: plugin/pkg/admission/runtimeclass (mutating: rejects `pod rejected: RuntimeClass "x" not found`
 before any validating plugin runs) and plugin/pkg/admission/resourcequota with the pod evaluator of
@@ -157,7 +158,7 @@ def test_terminating_scope_counts_pods_with_active_deadline(tmp_path, deadline, 
     assert _word(_bundle(tmp_path, [q]), _m41(tmp_path, **edit)).word == word
 
 
-# -- RuntimeClass (rule 1) before quota (rule 2) ------------------------------------------------------------
+# -- RuntimeClass (no-runtimeclass) before quota (quota-exceeded) -------------------------------------------
 
 def test_missing_runtimeclass_is_no_runtimeclass(tmp_path):
     root = _bundle(tmp_path, lab_items("resourcequotas"))

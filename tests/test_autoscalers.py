@@ -1,4 +1,4 @@
-"""Rows 26-27 (causes.md v3, autoscalers.md): `scaling-up` and `scale-up-blocked`, refining the funnel's word.
+"""`scaling-up` and `scale-up-blocked` (causes.md, autoscalers.md), refining the funnel's word.
 
 Every fixture is one of two real recordings (tests/data/recordings: a v1.36.2 control plane with cluster-autoscaler
 1.36's events and status ConfigMap, and with Karpenter v1.14's objects and events, written as their sources write
@@ -235,7 +235,7 @@ def test_a_tie_at_whole_seconds_counts_the_autoscalers_event_as_later(tmp_path: 
 
 
 def test_a_wrong_selector_stays_selector_mismatch_while_the_autoscaler_refuses(tmp_path: Path) -> None:
-    """Row 27 refines only the capacity words: fixing the selector is the pod owner's action."""
+    """`scale-up-blocked` refines only the capacity words: fixing the selector is the pod owner's action."""
     b = Bundle(tmp_path, CA)
     pods = b.load("pods.json")
     pod = next(p for p in pods["items"] if p["metadata"]["name"] == CA_POD[1])
@@ -250,7 +250,7 @@ def test_a_wrong_selector_stays_selector_mismatch_while_the_autoscaler_refuses(t
 
 
 def test_scaling_up_refines_any_funnel_word(tmp_path: Path) -> None:
-    """Row 26: the autoscaler simulated the filters on the new node and the pod fits there."""
+    """`scaling-up`: the autoscaler simulated the filters on the new node and the pod fits there."""
     b = Bundle(tmp_path, CA)
     pods = b.load("pods.json")
     pod = next(p for p in pods["items"] if p["metadata"]["name"] == CA_POD[1])

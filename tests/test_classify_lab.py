@@ -1,5 +1,6 @@
-"""Issue 3, "Done when", on the shipped lab bundle (real kubectl output of a real v1.36 cluster),
-and every word of causes.md at least once on realistic fixtures made from the lab's objects."""
+"""The shipped lab bundle (real kubectl output of a real v1.36 cluster) answers every target with its word, whatever
+the scheduler's message says; and every word of causes.md is given at least once on realistic fixtures made from the
+lab's objects."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_lab_bundle_answers_every_pending_pod_and_stored_attempt():
 
 def test_same_insufficient_message_three_different_words():
     # observed.md: exhausted, no-gpu-node and allocatable-zero all read `… 1 Insufficient nvidia.com/gpu …`;
-    # the word comes from the bundle's objects (causes.md rows 9-11), not from that sentence.
+    # the word comes from the bundle's objects (causes.md `no-gpu-node`, `allocatable-zero`, `exhausted`), not from
+    # that sentence.
     vs = analyse_dir(LAB)
     for key, word in (("lab/exhausted", "exhausted"), ("lab/no-gpu-node", "no-gpu-node"),
                       ("lab/allocatable-zero", "allocatable-zero")):
@@ -76,7 +78,8 @@ def test_why_prints_only_the_word(pod, word):
 
 
 def test_manifests_41_42_without_attempts_dir(tmp_path):
-    # A bundle copy with the lab JSON files only: the manifests alone decide rows 1-2 from the objects.
+    # A bundle copy with the lab JSON files only: the manifests alone decide `no-runtimeclass` and `quota-exceeded`
+    # from the objects.
     root = copy_lab(tmp_path)
     assert not (root / "attempts").exists() and not (root / "manifest.json").exists()
     assert words_of(root) == LAB_WORDS
@@ -103,7 +106,7 @@ def test_manifest_repeating_a_stored_attempt_is_answered_once():
 
 
 def test_words_output_is_exactly_one_line_per_target():
-    # issue 3: `-o words` prints exactly `namespace/name<TAB>word` per target, nothing else on stdout.
+    # `-o words` prints exactly `namespace/name<TAB>word` per target, nothing else on stdout.
     lines = cli_words(LAB)
     assert sorted(lines) == sorted({**LAB_WORDS, **LAB_ATTEMPT_WORDS}.items())
 
@@ -156,7 +159,7 @@ def _v132(message: str) -> str:
     pytest.param(_v132, id="v1.32-wording"),
 ])
 def test_word_never_depends_on_scheduler_message(tmp_path, transform):
-    # issue 3 "Done when": the message is evidence only; its wording differs between releases.
+    # The word never depends on the scheduler's message: it is evidence only; its wording differs between releases.
     root = copy_lab(tmp_path, edit=_rewrite_messages(transform))
     assert words_of(root, manifests=[M41, M42]) == {**LAB_WORDS, **LAB_ATTEMPT_WORDS}
 
@@ -220,14 +223,16 @@ def _one_pod_per_word(tmp_path):
         gpu_pod("want-unclassified", node_selector={"pool": "free"}, schedulerName="volcano"),
         gpu_pod("want-fits-now", node_selector={"pool": "free"}),
         gpu_pod("want-no-gpu-request", gpus=None, node_selector={"nvidia.com/gpu.present": "true"}),
-        # rows 7-9: bound to the cordoned node (a bound pod is past the funnel), each waiting as the kubelet writes it
+        # image-pull, volume-mount, node-runtime: bound to the cordoned node (a bound pod is past the funnel), each
+        # waiting as the kubelet writes it
         _waiting(bound_pod("want-image-pull", "gpu-maint", phase="Pending"), "ImagePullBackOff",
                  'Back-off pulling image "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04": ErrImagePull: not found'),
         _waiting(bound_pod("want-volume-mount", "gpu-maint", phase="Pending"), "ContainerCreating", None),
         _waiting(bound_pod("want-node-runtime", "gpu-maint", phase="Pending"), "RunContainerError",
                  "failed to create containerd task: ... nvidia-container-cli: initialization error: nvml error: "
                  "driver not loaded: unknown"),
-        # row 16: the only node it selects advertises the GPUs as nvidia.com/gpu.shared (time-slicing, renamed)
+        # `resource-name-mismatch`: the only node it selects advertises the GPUs as nvidia.com/gpu.shared
+        # (time-slicing, renamed)
         gpu_pod("want-name-mismatch", node_selector={"kubernetes.io/hostname": "gpu-shared"}),
         gpu_pod("want-node-unhealthy", node_selector={"pool": "sick"}),
         # the kubelet's Topology Manager refused it (pkg/kubelet/cm/topologymanager), before any container ran
@@ -305,7 +310,7 @@ def test_every_word_of_the_order_on_one_bundle(tmp_path):
 
 
 def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):
-    # causes.md row 4 comes before the funnel: a gated pod is not considered by the scheduler at all.
+    # causes.md `scheduling-gated` comes before the funnel: a gated pod is not considered by the scheduler at all.
     pod = gpu_pod("gated", gpus=8, node_selector={"kubernetes.io/hostname": "gpu-ok"},
                   schedulingGates=[{"name": "example.com/quota-check"}])
     root = make_bundle(tmp_path, pods=[pod], nodes=[lab_node("gpu-ok")])
@@ -316,7 +321,7 @@ def test_scheduling_gated_wins_over_a_full_cluster(tmp_path):
 
 
 def test_node_side_wins_over_a_selector_that_no_longer_matches(tmp_path):
-    # Row 5: scheduling is done (spec.nodeName set); the node's labels changing since does not matter.
+    # `node-side`: scheduling is done (spec.nodeName set); the node's labels changing since does not matter.
     pod = bound_pod("bound", "gpu-ok", phase="Pending")
     pod["spec"]["nodeSelector"] = {"gpu-type": "h100"}
     pod["status"]["containerStatuses"] = [{"image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", "imageID": "",
@@ -343,7 +348,7 @@ UNMODELLED = {
 
 
 def test_unclassified_when_the_pod_depends_on_a_scheduler_nobody_models(tmp_path):
-    # causes.md v3 row 28: a non-default schedulerName no queue row covers. The funnel says some node fits; the
+    # causes.md `unclassified`: a non-default schedulerName no queue row covers. The funnel says some node fits; the
     # word must not claim fits-now. observed.md: such a pod has no PodScheduled condition and no events.
     # With the scheduler running (Volcano's own pod, as its chart ships it); without it the pod is no-scheduler
     # (causes.md, schedulers.md).
@@ -368,7 +373,7 @@ def test_unclassified_when_the_pod_depends_on_a_scheduler_nobody_models(tmp_path
     ("host-port", "fits-now"),  # no pod holds the port
 ])
 def test_volumes_inter_pod_rules_spread_and_ports_are_modelled_now(tmp_path, case, word):
-    # causes.md v3: every default scheduler filter is modelled; these are no longer `unclassified`.
+    # causes.md: every default scheduler filter is modelled; these are no longer `unclassified`.
     pod = gpu_pod("trainer-0", **UNMODELLED.get(case, {}))
     if case == "host-port":
         pod["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]

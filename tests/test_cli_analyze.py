@@ -39,7 +39,7 @@ def test_words_stdout_has_nothing_but_the_lines():
 def test_json_is_a_list_of_verdicts_with_the_contract_fields():
     proc = run_cli("analyze", LAB, "-o", "json", check=True)
     whole = json.loads(proc.stdout)
-    doc = old_shape(whole)  # issue 10: funnels once by id; mapped back to whole funnels here
+    doc = old_shape(whole)  # -o json gives each funnel once by id; mapped back to whole funnels here
     assert isinstance(doc, list) and len(doc) == len(ALL_LAB)
     by_key = {f"{d['namespace']}/{d['name']}": d for d in doc}
     for key, word in ALL_LAB.items():
@@ -65,7 +65,7 @@ def test_namespace_filter():
 
 
 def test_why_explain_shows_the_evidence_for_a_person():
-    # issue 3: the funnel stage by stage, each removed node and why, for exhausted each candidate's
+    # For a person: the funnel stage by stage, each removed node and why, for exhausted each candidate's
     # allocatable, used (and by which pods), free, requested, fragmentation; the scheduler's message
     # quoted, with a line saying what `Insufficient …` conflates.
     proc = run_cli("why", LAB, "lab/exhausted", "--explain", check=True)
@@ -139,7 +139,7 @@ def test_failed_pod_without_node_is_a_target_and_running_is_not(tmp_path):
 
 
 def test_why_running_pod_with_gpu_intent_but_no_request_is_no_gpu_request(tmp_path):
-    # causes.md Targets: a pod asked about by name is `running`, or `no-gpu-request` when rule 3 holds.
+    # causes.md Targets: a pod asked about by name is `running`, or `no-gpu-request` when its rule holds.
     pod = bound_pod("cuda-smoke", "gpu-a", gpus=None)
     pod["spec"]["nodeSelector"] = {"nvidia.com/gpu.present": "true"}
     root = make_bundle(tmp_path, pods=[pod, bound_pod("trainer", "gpu-a", gpus=1)], nodes=[gpu_node("gpu-a")])

@@ -1,4 +1,4 @@
-"""causes.md version 2, from the real lab bundle: the funnel checks what a node has before its taints.
+"""causes.md's funnel order, from the real lab bundle: the funnel checks what a node has before its taints.
 
 A node that does not have the resource at all is not a candidate whose taints matter: the stages go from what is
 most fixed about a node to what changes by the minute. The rebuilt scheduler message keeps the scheduler's own
@@ -26,7 +26,7 @@ def _only_nodes(*names: str, cordoned: tuple[str, ...] = ()):
 
 
 def test_only_gpu_node_tainted_beside_a_node_without_gpus_is_untolerated_taint(tmp_path):
-    # v1 said no-gpu-node (the taint stage ran first and left only the plugin-less node); v2: add the toleration.
+    # Not no-gpu-node (as a taint stage run first would say, leaving only the plugin-less node): add the toleration.
     root = copy_lab(tmp_path, edit={"pods": _without_selector("no-gpu-node"),
                                     "nodes": _only_nodes("gpu-tainted", "gpu-noplugin")})
     v = verdict(root, "lab/no-gpu-node")

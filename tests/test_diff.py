@@ -1,4 +1,4 @@
-"""Issue 13, `gpu-triage diff OLD NEW`: what changed between two bundles.
+"""`gpu-triage diff OLD NEW`: what changed between two bundles.
 
 Bundles are copies of the lab (dumps/lab-seven-states-v1.36, real kubectl output) changed only where a
 case needs: filler-a finished (phase Succeeded: kubelet's terminal phase, after which the scheduler's
@@ -144,7 +144,7 @@ def test_appeared_target_node_cordoned_and_quota_used(tmp_path):
     assert node.node == "gpu-tainted" and fields["cordoned"] == (False, True)
     assert fields["taints"][1] == ("node.kubernetes.io/unschedulable:NoSchedule", "nvidia.com/gpu=present:NoSchedule")
     assert [(q.key, q.before, q.after) for q in d.quotas] == [("requests.nvidia.com/gpu", ("1", "0"), ("1", "1"))]
-    # causes.md rule 11: `cordoned` only when the cordon is the only exclusion; gpu-tainted keeps its own taint.
+    # causes.md `cordoned`: only when the cordon is the only exclusion; gpu-tainted keeps its own taint.
     assert d.changed == ()
 
 

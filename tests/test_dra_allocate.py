@@ -451,7 +451,7 @@ def free_world_with_extended() -> DraWorld:
     return w.build()
 
 
-# ---- pre-funnel: rows 6 and 7 ----------------------------------------------------------------------
+# ---- pre-funnel: no-resourceclaim and no-deviceclass -------------------------------------------------------
 
 def test_missing_claim_is_no_resourceclaim_evidence():
     w = exhausted()

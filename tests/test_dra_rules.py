@@ -1,4 +1,6 @@
-"""The DRA family through the real pipeline (issue 11 "Done when"; causes.md v2 rows 2, 6, 7, 9, 10, 12, 14; dra.md).
+"""The DRA family through the real pipeline (causes.md `quota-exceeded`, `no-resourceclaim`, `no-deviceclass`,
+`no-gpu-node`, `device-selector-mismatch`, `untolerated-taint`, `exhausted`; dra.md): each DRA case gets its word and
+the evidence to check it.
 
 Every bundle starts from the real v1.36.2 objects of tests/data/recordings/dra-*-v1.36 (tests/dra_fixtures.py) and
 changes only what the case needs. Each case asserts the word and the evidence a person would check: the device
@@ -84,7 +86,7 @@ def test_a_free_device_fits_now(tmp_path):
     assert devices_on(v)["requests"][0]["chosen"] == [GPU0]
 
 
-# ---- rows 6 and 7: missing claims, templates and DeviceClasses --------------------------------------------
+# ---- no-resourceclaim, no-deviceclass: missing claims, templates and DeviceClasses --------------------------
 
 def test_missing_template_is_no_resourceclaim(tmp_path):
     b = waiter_alone()
@@ -126,7 +128,7 @@ def test_missing_device_class_for_a_standalone_claim(tmp_path):
     assert "device class a100.example.com does not exist." in v.scheduler["rebuilt"]
 
 
-# ---- row 9: no device of the class offered ----------------------------------------------------------------
+# ---- no-gpu-node: no device of the class offered -----------------------------------------------------------
 
 def test_slice_of_another_driver_is_no_gpu_node(tmp_path):
     b = waiter_alone()
@@ -171,7 +173,7 @@ def test_pod_whose_only_claim_is_allocated_fits_on_that_node_even_without_slices
     assert (v.word, v.reason) == ("fits-now", "fits now on dn2")
 
 
-# ---- row 10: device selectors ----------------------------------------------------------------------------
+# ---- device-selector-mismatch: device selectors ------------------------------------------------------------
 
 @pytest.mark.parametrize("expression, word", [
     ('device.attributes["gpu.example.com"].model == "a100"', "device-selector-mismatch"),
@@ -219,7 +221,7 @@ def test_device_class_selector_leaves_nothing_is_no_gpu_node(tmp_path):
     assert left(v)["class"] == 0
 
 
-# ---- row 12: taints ------------------------------------------------------------------------------------------
+# ---- untolerated-taint: taints -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("toleration, word", [
     (None, "untolerated-taint"),
@@ -250,7 +252,7 @@ def test_node_taint_on_the_only_node_with_devices_beside_an_untainted_node_witho
     assert removed["dx1"][0] == "taints" and "dedicated=training:NoSchedule" in removed["dx1"][1]
 
 
-# ---- row 14: exhausted and too-large ---------------------------------------------------------------------------
+# ---- exhausted and too-large ----------------------------------------------------------------------------------
 
 def test_count_larger_than_the_node_has_is_exhausted_too_large(tmp_path):
     b = waiter_alone()
@@ -398,7 +400,7 @@ def test_expression_the_library_cannot_evaluate_is_unclassified_naming_it(tmp_pa
     assert expression in v.reason
 
 
-# ---- row 2: the claim refused by quota -------------------------------------------------------------------------
+# ---- quota-exceeded: the claim refused by quota ---------------------------------------------------------------
 
 def test_failed_resource_claim_creation_for_quota_is_quota_exceeded(tmp_path):
     # The claim controller (pkg/controller/resourceclaim/controller.go handleClaim) records

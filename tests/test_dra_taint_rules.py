@@ -1,4 +1,4 @@
-"""DeviceTaintRules through the real pipeline (model/dra/taint_rules.py; causes.md row 12; dra.md step 3).
+"""DeviceTaintRules through the real pipeline (model/dra/taint_rules.py; causes.md `untolerated-taint`; dra.md step 3).
 
 Bundles start from the real v1.36.2 objects of tests/data/recordings/dra-exhausted-v1.36 (tests/dra_fixtures.py); the
 rules are written as the API serves them (no rule is recorded). The Kubernetes code followed:

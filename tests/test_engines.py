@@ -1,4 +1,4 @@
-"""Issue 5: the fast schema engine (jsonschema-rs) and the reference engine (jsonschema) agree.
+"""The fast schema engine (jsonschema-rs) and the reference engine (jsonschema) agree.
 
 Both run on the same inputs, valid and broken, and must report the same
 findings (same files, JSON paths and messages), so the speed never changes a

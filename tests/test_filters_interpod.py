@@ -1,6 +1,7 @@
-"""Inter-pod affinity, topology spread and host ports (causes.md v3 rows 23, 24 and part of 25), from the real
-pod-anti-affinity recording (v1.36.2): c1 (CPU, zone a), g1 (GPU, zone a) running lab/trainer-1, g2 (GPU, zone b)
-running lab/trainer-2, both app=trainer; lab/trainer-3 (app=trainer) has required anti-affinity on hostname.
+"""Inter-pod affinity, topology spread and host ports (causes.md `pod-affinity`, `topology-spread` and part of
+`exhausted`), from the real pod-anti-affinity recording (v1.36.2): c1 (CPU, zone a), g1 (GPU, zone a) running
+lab/trainer-1, g2 (GPU, zone b) running lab/trainer-2, both app=trainer; lab/trainer-3 (app=trainer) has required
+anti-affinity on hostname.
 Rules: kubernetes pkg/scheduler/framework/plugins/interpodaffinity/filtering.go,
 podtopologyspread/filtering.go, nodeports/node_ports.go."""
 
@@ -202,7 +203,7 @@ def test_mixed_cluster_word_follows_the_stage_order_and_the_message_the_schedule
                                       "2 Insufficient nvidia.com/gpu.")
 
 
-def test_spread_and_anti_affinity_rows_are_ordered_23_before_24(tmp_path):
+def test_spread_and_anti_affinity_order_pod_affinity_before_topology_spread(tmp_path):
     def both(pod):
         _spread()(pod)
         pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [

@@ -1,6 +1,7 @@
-"""Volumes (causes.md v3 rows 13, 14, 19 and part of 25), from the real wffc-pv-on-cpu-node recording (v1.36.2):
-nodes c1 (CPU, zone a), g1 (GPU, zone a), g2 (GPU, zone b); lab/train uses claim lab/scratch (local-storage,
-WaitForFirstConsumer, no provisioner) whose only PersistentVolume local-pv-c1 is pinned to c1.
+"""Volumes (causes.md `no-volumeclaim`, `volume-unbound`, `volume-node-conflict` and part of `exhausted`), from the
+real wffc-pv-on-cpu-node recording (v1.36.2): nodes c1 (CPU, zone a), g1 (GPU, zone a), g2 (GPU, zone b); lab/train
+uses claim lab/scratch (local-storage, WaitForFirstConsumer, no provisioner) whose only PersistentVolume local-pv-c1
+is pinned to c1.
 Rules: kubernetes pkg/scheduler/framework/plugins/volumebinding/binder.go, volumezone/volume_zone.go,
 volumerestrictions/volume_restrictions.go, nodevolumelimits/csi.go."""
 

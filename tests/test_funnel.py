@@ -1,5 +1,5 @@
-"""The node funnel (causes.md rows 6-11) on mixed candidate sets: each stage keeps the nodes that pass,
-the first stage that keeps none names the cause, and the evidence lists every removed node with its
+"""The node funnel (causes.md, `selector-mismatch` to `exhausted`) on mixed candidate sets: each stage keeps the
+nodes that pass, the first stage that keeps none names the cause, and the evidence lists every removed node with its
 stage and reason. Nodes are the lab's real Node objects, renamed and changed per case."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
 
 @pytest.mark.parametrize("drop, word, last_stage", [
     ({"with_full": False}, "allocatable-zero", "allocatable"),
-    # causes.md v2: what a node has comes before its taints: a tainted GPU node beside a plugin-less one
+    # causes.md: what a node has comes before its taints: a tainted GPU node beside a plugin-less one
     # is untolerated-taint (add the toleration), not no-gpu-node.
     ({"with_full": False, "with_alloczero": False}, "untolerated-taint", "taints"),
     ({"with_full": False, "with_alloczero": False, "with_tainted": False}, "no-gpu-node", "advertised"),
@@ -70,7 +70,7 @@ def test_mixed_candidates_each_stage_removes_a_different_node_exhausted(tmp_path
      "selector-mismatch", "selector"),
 ])
 def test_the_first_stage_that_leaves_no_node_names_the_cause(tmp_path, drop, word, last_stage):
-    # causes.md v2 rows 8-14: stages run in order; the first one left with no node decides.
+    # causes.md, `selector-mismatch` to `exhausted`: stages run in order; the first one left with no node decides.
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0", node_selector=POOL)], nodes=_mixed_nodes(**drop))
     v = verdict(root, "lab/trainer-0")
     assert v.word == word
@@ -80,8 +80,8 @@ def test_the_first_stage_that_leaves_no_node_names_the_cause(tmp_path, drop, wor
 
 
 def test_allocatable_zero_only_among_nodes_that_report_the_resource(tmp_path):
-    # Row 10: "the candidates that report it all have allocatable 0"; a plugin-less node was already
-    # removed at row 9, so it cannot turn allocatable-zero into no-gpu-node.
+    # `allocatable-zero`: "the candidates that report it all have allocatable 0"; a plugin-less node was already
+    # removed at the `no-gpu-node` stage, so it cannot turn allocatable-zero into no-gpu-node.
     nodes = [gpu_node("gpu-noplugin-1", base="gpu-noplugin"), gpu_node("gpu-alloczero-1", base="gpu-alloczero")]
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=nodes)
     v = verdict(root, "lab/trainer-0")
@@ -100,7 +100,7 @@ def test_some_node_passing_every_stage_means_no_funnel_word(tmp_path):
     assert funnel_table(v)[-1][:3] == ("fit", 2, 1)
 
 
-# -- cordon vs taint (rows 7-8) -------------------------------------------------------------------
+# -- cordon vs taint (cordoned, untolerated-taint) -------------------------------------------------
 
 def test_only_cordoned_candidates_is_cordoned(tmp_path):
     # observed.md: a cordoned node has spec.unschedulable: true and the node.kubernetes.io/unschedulable
@@ -119,7 +119,7 @@ def test_cordoned_before_the_node_controller_adds_its_taint(tmp_path):
 
 
 def test_one_cordoned_one_tainted_is_untolerated_taint(tmp_path):
-    # Row 7 needs *every* candidate excluded only by the cordon; a real taint on any makes it row 8.
+    # `cordoned` needs *every* candidate excluded only by the cordon; a real taint on any makes it `untolerated-taint`.
     nodes = [cordon(gpu_node("gpu-a")), gpu_node("gpu-b", taints=[dict(GPU_TAINT)])]
     root = make_bundle(tmp_path, pods=[gpu_pod("trainer-0")], nodes=nodes)
     v = verdict(root, "lab/trainer-0")

@@ -17,7 +17,7 @@ def bundle(tmp_path_factory) -> tuple[Path, Path]:
     return generate(root, nodes=40, pods=600, seed=3, extra=("--truth", str(truth), "--dra", "--node-side")), truth
 
 
-def test_node_side_targets_cover_rows_7_to_10_and_16_and_the_analyzer_answers_exactly_the_truth(bundle):
+def test_node_side_targets_cover_the_node_start_words_and_resource_name_mismatch_and_the_analyzer_answers_the_truth(bundle):
     root, truth = bundle
     lines = truth.read_text().splitlines()
     added = {k: w for k, w in (line.split("\t") for line in lines) if k.startswith("xpu-node/")}

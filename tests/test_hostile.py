@@ -1,4 +1,4 @@
-"""Issue 6: hostile and broken bundles get clear answers, and nothing is lost.
+"""Hostile and broken bundles get clear answers, and nothing is lost.
 
 The corpus (tests/hostile/corpus.py) is one row per input with its exact expected outcome.
 Every row runs `gpu-triage validate` and `gpu-triage analyze -o words`, each in its own process

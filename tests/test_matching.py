@@ -171,8 +171,8 @@ def test_selector_mismatch_evidence_names_every_node(tmp_path):
 
 
 def test_selector_is_checked_before_taints(tmp_path):
-    # Row 6 before row 8: a pod whose only matching node is tainted is untolerated-taint, and one whose
-    # selector matches no node is selector-mismatch even when every node is tainted.
+    # `selector-mismatch` before `untolerated-taint`: a pod whose only matching node is tainted is untolerated-taint,
+    # and one whose selector matches no node is selector-mismatch even when every node is tainted.
     nodes = [gpu_node(n, labels=lbl, taints=[dict(GPU_TAINT)]) for n, lbl in NODES.items()]
     pod = gpu_pod("trainer-0", node_selector={PRODUCT: "Tesla-T4"})
     assert verdict(make_bundle(tmp_path, pods=[pod], nodes=nodes), "lab/trainer-0").word == "untolerated-taint"

@@ -1,4 +1,4 @@
-"""Nearest nodes (causes.md v2, Evidence) and the indexes that keep the funnel at pods + nodes.
+"""Nearest nodes (causes.md, Evidence) and the indexes that keep the funnel at pods + nodes.
 
 The nearest nodes are the nodes a pod fails on for exactly one reason. Computed once per shape with cached
 per-node checks; here checked against the lab's known answers and against a brute-force definition (every

@@ -1,4 +1,5 @@
-"""Rows 7-10 of causes.md v3 (node-start.md): bound pods the node will not start, and pods the kubelet rejected.
+"""`image-pull`, `volume-mount`, `node-runtime` and `node-side` (causes.md, node-start.md): bound pods the node will
+not start, and pods the kubelet rejected.
 
 Built from the real recordings (tests/data/recordings): multi-attach-v1.36 (a bound trainer, the attach/detach
 controller's real Multi-Attach event), unexpected-admission-error-v1.36 (a pod the kubelet rejected, and its
@@ -94,7 +95,7 @@ def one(root: Path, key: str = TRAINER):
     return found[key]
 
 
-# -- row 7: image-pull (pkg/kubelet/images: ErrImagePull, ImagePullBackOff, InvalidImageName) ---------------------
+# -- image-pull (pkg/kubelet/images: ErrImagePull, ImagePullBackOff, InvalidImageName) ---------------------
 
 IMAGE_CASES = {
     "ErrImagePull": ({"waiting": {"reason": "ErrImagePull", "message": PULL_ERROR}},
@@ -129,13 +130,13 @@ def test_image_pull_from_the_waiting_reason_with_message_quoted_and_events_newes
 
 
 def test_image_pull_wins_over_volume_events(tmp_path):
-    # The table's order: row 7 before row 8 (node-start.md: the first in the table wins).
+    # The table's order: `image-pull` before `volume-mount` (node-start.md: the first in the table wins).
     state, events = IMAGE_CASES["ErrImagePull"]
     v = one(trainer_bundle(tmp_path, state=state, events=events, keep_volume_events=True))
     assert v.word == w.IMAGE_PULL
 
 
-# -- row 8: volume-mount (kubelet volumemanager FailedMount; attachdetach-controller FailedAttachVolume) ----------
+# -- volume-mount (kubelet volumemanager FailedMount; attachdetach-controller FailedAttachVolume) ----------
 
 def test_multi_attach_recording_is_volume_mount_with_both_events_named():
     v = one(RECORDINGS / "multi-attach-v1.36")
@@ -171,7 +172,7 @@ def test_failed_mount_alone_is_volume_mount(tmp_path):
     assert v.evidence["deciding_event"]["count"] == 6 and msg in v.reason
 
 
-# -- row 9: node-runtime --------------------------------------------------------------------------------------
+# -- node-runtime --------------------------------------------------------------------------------------
 
 def test_unexpected_admission_error_recording_names_its_replacement():
     # lifecycle/predicate.go UnexpectedAdmissionError; kubelet.rejectPod writes "Pod was rejected: " + message.
@@ -277,7 +278,7 @@ def test_failed_prepare_dynamic_resources_on_a_bound_dra_pod(tmp_path):
     assert vs["lab/holder-2"].word == w.NODE_SIDE  # the kubelet reported nothing for it
 
 
-# -- row 10: node-side -------------------------------------------------------------------------------------------
+# -- node-side -------------------------------------------------------------------------------------------
 
 def test_missing_configmap_is_node_side_and_named(tmp_path):
     # kuberuntime_container.go: CreateContainerConfigError with the lookup error as the message.

@@ -1,4 +1,4 @@
-"""Issue 12, `gpu-triage nodes` and the occupancy API (analyzer/occupancy/).
+"""`gpu-triage nodes` and the occupancy API (analyzer/occupancy/).
 
 The numbers are checked against the test's own sum over the raw JSON (independent of analyzer code):
 used = effective requests of pods bound to the node whose phase is not Succeeded/Failed
@@ -133,7 +133,7 @@ def assert_equals_independent_sum(bundle: Path) -> dict:
     return doc
 
 
-# -- the lab (issue 12, Done when) ------------------------------------------------------------------------
+# -- the lab: each node's GPUs, who holds them, and why a node cannot serve ---------------------------------
 
 def test_lab_picture_gpu_ok_full_alloczero_noplugin_tainted():
     doc = nodes_json(LAB)
@@ -378,7 +378,7 @@ def test_unreadable_bound_pod_marks_its_node_usage_unknown(tmp_path):
 
 
 def test_dra_devices_per_device_class_in_the_picture():
-    # issue 12: DRA devices per DeviceClass beside the device-plugin resources. The recorded dra-exhausted
+    # DRA devices per DeviceClass beside the device-plugin resources. The recorded dra-exhausted
     # bundle: dx1 offers two gpu.example.com devices, both allocated (holder-1, holder-2); the waiter wants one.
     proc = run_cli("nodes", RECORDINGS / "dra-exhausted-v1.36", "-o", "json")
     assert proc.returncode == 0, proc.stderr

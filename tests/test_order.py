@@ -10,7 +10,7 @@ from conftest import ORDER_WORDS
 
 def test_the_order_table_gives_the_words_of_causes_md_in_order():
     given = [w for rule in ORDER for w in rule.words if w != words.INSUFFICIENT_EVIDENCE]
-    # Row 2 appears twice (admission for never-created pods; the claim controller's refusal for claims).
+    # `quota-exceeded` appears twice (admission for never-created pods; the claim controller's refusal for claims).
     once = list(dict.fromkeys(given))
     assert once == [word for word in ORDER_WORDS if word in once]
 

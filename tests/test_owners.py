@@ -159,7 +159,7 @@ def test_job_refused_for_missing_runtimeclass(tmp_path):
 
 
 def test_owner_keys_in_words_output(tmp_path):
-    # issue 3: owners as namespace/kind/name with the kind in lower case.
+    # Owners as namespace/kind/name with the kind in lower case.
     events = _rs_events() + [failed_create("Job", "batch-rc", "lab", RC_MSG, count=3)]
     root = _bundle(tmp_path, replicasets=[replicaset()], jobs=[job(runtimeClassName="nvidia")], events=events)
     assert sorted(cli_words(root)) == [("lab/job/batch-rc", "no-runtimeclass"),

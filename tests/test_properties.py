@@ -1,4 +1,4 @@
-"""Issue 6: properties of the analyzer over generated pods and nodes (hypothesis).
+"""Properties of the analyzer over generated pods and nodes (hypothesis).
 
 Every generated object starts as a copy of a lab object (dumps/lab-seven-states-v1.36, real
 kubectl output) with random labels, taints, tolerations, node selectors, required node

@@ -1,8 +1,8 @@
-"""Queues (causes.md v3 rows 4-6, queues.md): Kueue and Volcano, on the recordings made with a real Kueue
-v0.19.2 (tests/data/recordings/quota-exhausted-now-v1.36, clusterqueue-missing-v1.36) and copies of their
-objects changed only where a case needs. Kueue's rules: pkg/scheduler/flavorassigner/flavorassigner.go,
-pkg/cache/scheduler/resource_node.go, pkg/controller/core/workload_controller.go; Volcano's:
-pkg/scheduler/plugins/capacity/capacity.go, plugins/gang/gang.go."""
+"""Queues (causes.md `queue-misconfigured`, `queue-quota`, `scheduling-gated`; queues.md): Kueue and Volcano, on the
+recordings made with a real Kueue v0.19.2 (tests/data/recordings/quota-exhausted-now-v1.36, clusterqueue-missing-v1.36)
+and copies of their objects changed only where a case needs. Kueue's rules:
+pkg/scheduler/flavorassigner/flavorassigner.go, pkg/cache/scheduler/resource_node.go,
+pkg/controller/core/workload_controller.go; Volcano's: pkg/scheduler/plugins/capacity/capacity.go, plugins/gang/gang.go."""
 
 from __future__ import annotations
 

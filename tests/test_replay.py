@@ -1,4 +1,4 @@
-"""`gpu-triage serve` / `shell` (issue 13) driven by the REAL kubectl against the example bundles.
+"""`gpu-triage serve` / `shell` driven by the REAL kubectl against the example bundles.
 
 Every expectation is computed here from the bundle's JSON files, independently of analyzer/replay.
 kubectl is required: without it these tests fail under CI=true (.ci/run must provide it) and skip

@@ -1,4 +1,5 @@
-"""`gpu-triage serve` on hostile bundles and under a bounded request flood (issue 13, "Done when").
+"""`gpu-triage serve` on hostile bundles and under a request flood: kubectl gets what the bundle has, every missing
+or unreadable file named, and the server's memory stays bounded.
 
 Bundles start from the lab's real objects (conftest), changed only where the case needs.
 """

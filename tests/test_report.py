@@ -1,4 +1,4 @@
-"""Issue 12: the ticket report (`gpu-triage report`), HTML and Markdown, on the lab bundle, on copies
+"""The ticket report (`gpu-triage report`), HTML and Markdown, on the lab bundle, on copies
 of it with many replicas or hostile names, and on a generated 500-node bundle.
 
 What a reader of the ticket notices: the nine lab targets with their words, the GPU picture per node
@@ -228,7 +228,7 @@ def test_150_replicas_of_one_deployment_are_one_row_with_a_count_and_the_names_c
     assert "**150 ×** ReplicaSet lab/web-5d8f" in text and "<details><summary>150 names</summary>" in text
 
 
-# -- nearest nodes (causes.md v2), rendered from hand-made rows --------------------------------------------
+# -- nearest nodes (causes.md, Evidence), rendered from hand-made rows -----------------------------------
 
 def _with_rows(*rows: TargetRow) -> ReportData:
     grouped = group_rows(rows)
@@ -402,7 +402,7 @@ def test_report_of_a_partly_invalid_bundle_is_written_and_exits_2(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["html", "markdown"])
 def test_the_report_shows_each_pods_nearest_nodes(tmp_path, fmt):
-    # issue 12 / causes.md v2: lab/taint is one taint away from gpu-tainted, lab/exhausted one freed GPU away
+    # causes.md, Evidence: lab/taint is one taint away from gpu-tainted, lab/exhausted one freed GPU away
     # from gpu-ok, and a pod no node would take after one change says so.
     out = tmp_path / f"report.{fmt}"
     r = run_cli("report", LAB, "-o", fmt, "--file", out)

@@ -1,4 +1,4 @@
-"""Issue 12: the HTML report in a real browser (headless Chromium, Debian's `chromium` package).
+"""The HTML report in a real browser (headless Chromium, Debian's `chromium` package).
 
 Chromium loads the page from a file:// URL and dumps the DOM it built; the test reads that DOM as a
 person would (every target and its word on the page). Chromium also writes a net log; a request the

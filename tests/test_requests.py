@@ -1,6 +1,6 @@
 """What a pod asks for and what a node has left (causes.md "Definitions"): used = non-terminated pods
 bound there; effective requests with init containers, sidecars and overhead; limits-only extended
-resources; the exhausted evidence; fragmentation; non-GPU pods; GPU intent (rule 3)."""
+resources; the exhausted evidence; fragmentation; non-GPU pods; GPU intent (`no-gpu-request`)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def test_not_fragmented_when_the_sum_is_short_too(tmp_path):
 
 
 def test_accelerators_reported_first_when_several_are_short(tmp_path):
-    # causes.md row 11: accelerators first, then cpu, memory, pods, ephemeral-storage.
+    # causes.md `exhausted`: accelerators first, then cpu, memory, pods, ephemeral-storage.
     node = gpu_node("gpu-a", cpu="2", memory="4Gi")
     pods = [gpu_pod("trainer-0", gpus=1, cpu="2", memory="4Gi"),
             bound_pod("busy", "gpu-a", gpus=4, cpu="1", memory="1Gi")]
@@ -196,7 +196,7 @@ def test_accelerators_reported_first_when_several_are_short(tmp_path):
     ("cpu", "cpu"), ("memory", "memory"), ("pods", "pods"),
 ])
 def test_exhausted_on_native_resources_for_a_pod_without_gpu_intent(tmp_path, case, short):
-    # An ordinary pod (no intent, no accelerator): rule 3 skips it, the funnel checks cpu, memory, pods.
+    # An ordinary pod (no intent, no accelerator): `no-gpu-request` skips it, the funnel checks cpu, memory, pods.
     node = gpu_node("worker-1", base="gpu-noplugin", pods="2" if case == "pods" else None)
     pending = {"cpu": plain_pod("web-0", cpu="40"), "memory": plain_pod("web-0", memory="200Gi"),
                "pods": plain_pod("web-0")}[case]
@@ -213,7 +213,8 @@ def test_pod_without_gpu_intent_or_request_fits_on_a_plain_node(tmp_path):
 
 
 def test_other_extended_resource_goes_through_the_same_stages(tmp_path):
-    # causes.md: any other extended resource (domain-prefixed, outside kubernetes.io) goes through rows 9-11;
+    # causes.md: any other extended resource (domain-prefixed, outside kubernetes.io) goes through `no-gpu-node`,
+    # `allocatable-zero` and `exhausted`;
     # observed.md: `Insufficient rdma/hca_shared_devices_a`.
     rdma = "rdma/hca_shared_devices_a"
     pod = gpu_pod("trainer-0", gpus=1)
@@ -225,7 +226,7 @@ def test_other_extended_resource_goes_through_the_same_stages(tmp_path):
     assert rdma in v.funnel[-1]["removed"][0]["reason"]
 
 
-# -- GPU intent (rule 3): each signal alone -------------------------------------------------------------
+# -- GPU intent (`no-gpu-request`): each signal alone ---------------------------------------------------
 
 INTENT = {
     "runtimeclass-handler": dict(runtimeClassName="gpu"),  # handler nvidia (see bundle)
@@ -292,7 +293,7 @@ def test_intent_with_an_accelerator_request_is_not_no_gpu_request(tmp_path):
 
 
 def test_accelerator_request_in_an_init_container_only_is_a_request(tmp_path):
-    # causes.md rule 3: "no container (or init container) asks for an accelerator resource".
+    # causes.md `no-gpu-request`: "no container (or init container) asks for an accelerator resource".
     pod = _with_init(plain_pod("cuda-job", nodeSelector={"nvidia.com/gpu.present": "true"}),
                      container("gpu-check", requests=_gpu(1), limits=_gpu(1)))
     root = make_bundle(tmp_path, pods=[pod], nodes=[gpu_node("gpu-a")])
@@ -311,7 +312,7 @@ def test_default_accelerator_resources_count_as_requests(tmp_path, resource):
 
 
 def test_resource_flag_makes_a_resource_an_accelerator(tmp_path):
-    # issue 3: --resource NAME adds an accelerator resource.
+    # --resource NAME adds an accelerator resource.
     fpga = "example.com/fpga"
     pod = plain_pod("fpga-job", nodeSelector={"nvidia.com/gpu.present": "true"})
     pod["spec"]["containers"][0]["resources"]["limits"] = {fpga: "1"}

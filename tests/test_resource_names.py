@@ -1,7 +1,7 @@
-"""Row 16 of causes.md v3 (node-start.md): GPUs under another name. Built from timeslicing-renamed-v1.36 (a real
-v1.36 scheduler's message; nodes labelled as NVIDIA's GPU feature discovery labels them), changing only the nodes'
-resources and labels each case needs. Resource names as NVIDIA's device plugin advertises them
-(k8s-device-plugin: `nvidia.com/gpu.shared` with renameByDefault, `nvidia.com/mig-<profile>` under mixed)."""
+"""`resource-name-mismatch` (causes.md, node-start.md): GPUs under another name. Built from timeslicing-renamed-v1.36 (a
+real v1.36 scheduler's message; nodes labelled as NVIDIA's GPU feature discovery labels them), changing only the nodes'
+resources and labels each case needs. Resource names as NVIDIA's device plugin advertises them (k8s-device-plugin:
+`nvidia.com/gpu.shared` with renameByDefault, `nvidia.com/mig-<profile>` under mixed)."""
 
 from __future__ import annotations
 
@@ -97,8 +97,8 @@ def test_a_mig_profile_asked_where_nodes_offer_another(tmp_path):
     assert v.evidence["other_names"][0]["resource"] == "nvidia.com/mig-1g.10gb"
 
 
-def test_a_sibling_only_on_nodes_the_selector_excludes_is_not_row_16(tmp_path):
-    # Candidates at row 16 are the selector's survivors: c1 (no GPU at all) is all that is left.
+def test_a_sibling_only_on_nodes_the_selector_excludes_is_not_resource_name_mismatch(tmp_path):
+    # Candidates for `resource-name-mismatch` are the selector's survivors: c1 (no GPU at all) is all that is left.
     def pin_c1(pod: dict) -> None:
         pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "c1"}
     assert analyse_dir(bundle(tmp_path, pod=pin_c1))[TRAIN].word == w.NO_GPU_NODE

@@ -1,4 +1,4 @@
-"""Issue 10: the streamed bundle gives exactly what the whole-document reading gave.
+"""The streamed bundle gives exactly what the whole-document reading gave.
 
 The reference below is the whole-document path, kept only here: every file parsed whole by orjson
 (the fast msgspec split switched off), every item kept in `loaded.documents` (pods and events too,
@@ -104,7 +104,7 @@ def test_generated_bundle_streams_to_the_same_answers(generated: Path, monkeypat
 @pytest.mark.slow
 def test_the_500_node_15000_pod_bundle_streams_to_the_same_answers(generated_large: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 10's own case: validate and analyze answer as the whole-document reading does."""
+    """500 nodes and 15,000 pods: validate and analyze answer as the whole-document reading does."""
     _same(monkeypatch, generated_large)
 
 

@@ -1,4 +1,4 @@
-"""Issue 2: `gpu-triage validate` on the shipped example and on broken copies of it.
+"""`gpu-triage validate` on the shipped example and on broken copies of it.
 
 Each broken copy lives in tmp_path; every case checks the documented exit
 status (0 valid, 1 violations, 2 unreadable), a message naming the file and

@@ -1,4 +1,4 @@
-"""The `-o json` document (issue 10: funnels and fits once, removed nodes counted) mapped back to the earlier
+"""The `-o json` document (funnels and fits given once by id, removed nodes counted) mapped back to the earlier
 shape (a list of verdicts, each with its whole funnel and fit), so tests can compare words, reasons and
 evidence with what the verdicts themselves say (Verdict.to_dict())."""
 

@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pending-percent", type=float, default=3.0, help="share of pods that are pending targets (default 3)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--stuck-daemonset", action="store_true",
-                    help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields (issue 10's cliff)")
+                    help="also one Pending DaemonSet pod per node, each pinned to its node by matchFields "
+                         "(one pod shape per node)")
     ap.add_argument("--diverse", action="store_true",
                     help="also hundreds of distinct pending shapes, most with hundreds of candidates (bundlegen/diverse.py)")
     ap.add_argument("--kueue", action="store_true",

@@ -15,7 +15,7 @@ def write_truth(gen: Generator, path: Path) -> None:
 
 
 def add_stuck_daemonset(out: Path) -> int:
-    """The stuck DaemonSet rollout (issue 10's cliff case, common after a GPU driver upgrade): one Pending pod
+    """The stuck DaemonSet rollout (one pod shape per node, common after a GPU driver upgrade): one Pending pod
     of DaemonSet gpu-operator/nvidia-driver-daemonset per node, each pinned to its own node the way the
     DaemonSet controller pins them (required node affinity `matchFields metadata.name In [node]`,
     kubernetes pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity), tolerating every taint

@@ -97,7 +97,7 @@ class KueuePods:
             self.kueue_groups.append((wl, scenario))
             made += count
         for _ in range(max(1, budget // 50)):
-            ns = "ml-training"  # a namespace no ResourceQuota is short in: row 2 would answer first
+            ns = "ml-training"  # a namespace no ResourceQuota is short in: `quota-exceeded` would answer first
             name = self.workload_name(ns, f"sweep-{rng.choice(WORDS)}")
             self.kueue_suspended.append((ns, name, rng.randint(1, 4)))
             self.truth[f"{ns}/job/{name}"] = "queue-quota"

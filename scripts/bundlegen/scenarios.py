@@ -174,7 +174,7 @@ class Scenarios:
         shape = self.shape("ng-mig", lambda: trainer_desc("Job", 1, sel_accel(H100), True, "4", "32Gi", res=MIG))
         for k in self.chunks(plan["ng-mig"], 3):
             wl = self.new_workload("Job", "nlp", "finetune-mig", shape, t0=rng.randint(600, 7200))
-            for _ in range(k):  # the H100 nodes offer the vendor's GPUs as nvidia.com/gpu (row 16)
+            for _ in range(k):  # the H100 nodes offer the vendor's GPUs as nvidia.com/gpu (`resource-name-mismatch`)
                 self.pending(wl, "resource-name-mismatch")
         noplugin = [n for n in self.nodes if n.state == "noplugin"]
         for i in range(plan.get("ng-node", 0)):
