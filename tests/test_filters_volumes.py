@@ -122,6 +122,32 @@ def test_a_bound_pv_failing_before_claims_that_fail_each_their_own_way_is_one_gr
                              "kubernetes.io/hostname in (c1)"), v.reason
 
 
+def test_nodes_failing_a_bound_pv_with_and_without_a_claim_after_it_are_one_line_as_node_by_node(tmp_path):
+    """Found in review: the volume stage's groups from the columns were taken as distinct texts. The bound claim
+    lab/data's volume is pinned to g1 and the pod asks for no GPU, so c1 and g2 fail on it first (its text); on g2
+    lab/scratch (no provisioner, its only volume on c1) fails after it, adding a scheduler string, on c1 not. Two
+    Reasons of one text: one line `c1, g2: …`, as node by node."""
+    pv = copy.deepcopy(items(WFFC, "persistentvolumes")[0])
+    pv["metadata"].update(name="pv-data", uid="uid-pv-data")
+    pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = ["g1"]
+    pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": "lab", "name": "data", "uid": "uid-data"}
+    pv["status"]["phase"] = "Bound"
+    data = copy.deepcopy(items(WFFC, "persistentvolumeclaims")[0])
+    data["metadata"].update(name="data", uid="uid-data")
+    _bind(data, "pv-data")
+
+    def claims(pod: dict) -> None:
+        pod["spec"]["volumes"][0:0] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+        for c in pod["spec"]["containers"]:
+            for amounts in c["resources"].values():
+                amounts.pop("nvidia.com/gpu", None)
+    v = judge(recording(tmp_path, WFFC, edit={
+        "persistentvolumes": add(pv), "persistentvolumeclaims": add(data), "pods": edit_pod("train", claims)}), KEY)
+    assert v.word == "volume-node-conflict"
+    assert "c1, g2: PersistentVolume pv-data (claim lab/data) has node affinity kubernetes.io/hostname in (g1)" \
+        in v.reason, v.reason
+
+
 def test_wffc_claim_a_provisioner_can_serve_passes(tmp_path):
     v = judge(recording(tmp_path, WFFC, edit={"storageclasses": edit_each(lambda c: c.update(provisioner="ebs.csi.aws.com"))}),
               KEY)

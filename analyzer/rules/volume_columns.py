@@ -121,25 +121,14 @@ def parts(pod: PodFacts, cluster: Cluster) -> tuple[np.ndarray, np.ndarray] | No
     return found
 
 
-# The scheduler string of each way a WaitForFirstConsumer claim fails (_delayed_rule's 1-4): the conflict for a
-# node provisioned elsewhere, no provisioner or allowedTopologies, not enough space for the capacity.
-_DELAYED_SAYS = np.array([0, 1, 1, 1, 2], dtype=np.int64)
-
-
 def topology_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
-    """check_volume_topology: the binding failure, else the zone failure. Where a bound claim fails, the text is
-    its own and a WaitForFirstConsumer claim failing after it adds only its scheduler string: that string, not
-    which claim fails or how, is part of the code, so nodes of one Reason share one (the funnel's groups are by
-    code, their texts distinct)."""
+    """check_volume_topology: the binding failure, else the zone failure."""
     got = parts(pod, cluster)
     if got is None:
         return None
     binding, zone = got
     zone = np.where(binding.any(axis=1)[:, None], 0, zone)
-    after_bound = binding[:, 0] > 0
-    delayed = np.where(after_bound, 0, binding[:, 1])
-    how = np.where(after_bound, _DELAYED_SAYS[binding[:, 2]], binding[:, 2])
-    return _key_codes(np.concatenate([binding[:, :1], delayed[:, None], how[:, None], zone], axis=1))[0]
+    return _key_codes(np.concatenate([binding, zone], axis=1))[0]
 
 
 def binding_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
