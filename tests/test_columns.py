@@ -5,12 +5,15 @@ cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared
 int64) with pods bound there, and a random
 pod shape (nodeSelector, required node affinity with every operator and matchFields, tolerations, requests,
 sometimes spec.nodeName, a priority), and sometimes pending pods nominated to nodes by preemption with their own
-priorities (counted as used where their priority is at least the pod's). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
+priorities (counted as used where their priority is at least the pod's), and sometimes a DeviceClass serving
+an extended resource the pod may ask for (devices per node, some in use: `_Serving`). For that shape every funnel stage (nodes kept, nodes removed and why), the fit
 evidence (every row, and the 3 closest with the counts of the rest), the nearest nodes and the rebuilt scheduler
 message are the same from the columns as from each stage's rule node by node, on any number of nodes.
 """
 
 from __future__ import annotations
+
+from typing import cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +23,8 @@ from analyzer.evidence.fit import fit_evidence
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.accelerators import AcceleratorConfig
 from analyzer.model.columns import NodeColumns
+from analyzer.model.dra.outcomes import ExtendedOffer
+from analyzer.model.dra.world import Dra
 from analyzer.model.matching import Taint
 from analyzer.model.node_index import NodeIndex
 from analyzer.model.nominated import Nominated
@@ -50,6 +55,7 @@ CONDITIONS = (NodeConditionSeen(type="MemoryPressure", status="True", reason="Ku
 AMOUNTS = {"cpu": [0, 500, 4000, 32000], "memory": [0, 2**30, 64 * 2**30], "pods": [0, 1, 110], GPU: [0, 1, 4, 8],
            SHARED: [0, 10]}
 HUGE = 10**20  # beyond int64: the columns hold Python ints
+SERVED = "example.com/served"  # no device plugin advertises it: only a DeviceClass may serve it
 
 
 @st.composite
@@ -99,6 +105,8 @@ def specs(draw) -> tuple[dict, str]:
     requests = {"cpu": draw(st.sampled_from(["100m", "2", "16"])), "memory": draw(st.sampled_from(["1Gi", "32Gi", "1Ti"]))}
     if draw(st.booleans()):
         requests[draw(st.sampled_from([GPU, GPU, GPU, SHARED]))] = str(draw(st.integers(1, 8)))
+    if draw(st.integers(0, 3)) == 0:
+        requests[SERVED] = str(draw(st.integers(1, 3)))
     spec["containers"] = [{"name": "c", "resources": {"requests": requests, "limits": {k: v for k, v in requests.items() if k in (GPU, SHARED)}}}]
     pin = f"n{draw(st.integers(0, 14))}" if draw(st.integers(0, 5)) == 0 else ""
     if draw(st.booleans()):
@@ -106,7 +114,27 @@ def specs(draw) -> tuple[dict, str]:
     return spec, pin
 
 
-def cluster_of(ns: list[NodeView], held: list[dict[str, int]], nominated: list[NominatedRow] = ()) -> Cluster:
+class _Serving:
+    """A DeviceClass serving one extended resource, as model/dra answers for it (DraWorld.extended_class and
+    extended_offer): per node name its devices and how many are free; a node listing the resource in
+    allocatable is served by its device plugin, unless `listed` (then the offer stands there too, to hold the
+    two forms equal whatever the offer says). Claims-free pods ask the DRA model nothing else."""
+
+    def __init__(self, resource: str, offers: dict[str, tuple[int, int]], listed: bool) -> None:
+        self.resource, self.offers, self.listed = resource, offers, listed
+
+    def extended_class(self, resource: str) -> str | None:
+        return "served-class" if resource == self.resource else None
+
+    def extended_offer(self, resource: str, node: NodeView) -> ExtendedOffer | None:
+        if resource != self.resource or (resource in node.allocatable and not self.listed):
+            return None
+        offered, free = self.offers.get(node.name, (0, 0))
+        return ExtendedOffer(device_class="served-class", offered=offered, free=free)
+
+
+def cluster_of(ns: list[NodeView], held: list[dict[str, int]], nominated: list[NominatedRow] = (),
+               serving: _Serving | None = None) -> Cluster:
     usage: dict[str, dict[str, int]] = {}
     pods_on: dict[str, list[BoundPod]] = {}
     for node, requests in zip(ns, held):
@@ -117,7 +145,8 @@ def cluster_of(ns: list[NodeView], held: list[dict[str, int]], nominated: list[N
     return Cluster(config=AcceleratorConfig(), nodes=ns, nodes_by_name={n.name: n for n in ns}, usage=usage,
                    pods_on=pods_on, unknown_usage={}, pod_targets=[], pod_keys=frozenset(), runtimeclasses=None,
                    quotas=None, scheduler_events={}, server_minor=36, missing={}, node_index=NodeIndex(ns),
-                   columns=NodeColumns(ns, usage, promised.totals() if promised else None), nominated=promised)
+                   columns=NodeColumns(ns, usage, promised.totals() if promised else None), nominated=promised,
+                   dra=cast(Dra, serving))
 
 
 @st.composite
@@ -128,7 +157,14 @@ def clusters(draw) -> Cluster:
     nominated = [("x", f"nominated-{i}", f"n{draw(st.integers(0, 15))}", draw(st.sampled_from(PRIORITIES)),
                   {"cpu": draw(st.sampled_from([0, 2000, 30000])), GPU: draw(st.integers(0, 8))}, ())
                  for i in range(draw(st.integers(0, 3)))]  # n14, n15: perhaps no such node
-    return cluster_of(ns, held, nominated)
+    serving = None
+    if draw(st.integers(0, 2)) == 0:  # a DeviceClass serving an extended resource: devices, some in use
+        offers = {}
+        for n in ns:
+            offered = draw(st.integers(0, 3))
+            offers[n.name] = (offered, draw(st.integers(0, offered)))
+        serving = _Serving(draw(st.sampled_from([SERVED, SERVED, GPU, SHARED])), offers, draw(st.booleans()))
+    return cluster_of(ns, held, nominated, serving)
 
 
 PRIORITIES = [0, 100, 1000]

@@ -7,6 +7,8 @@ volumerestrictions/volume_restrictions.go, nodevolumelimits/csi.go."""
 
 from __future__ import annotations
 
+import copy
+
 from filter_fixtures import (
     WFFC,
     add,
@@ -87,6 +89,64 @@ def test_bound_pv_in_another_zone_by_zone_labels(tmp_path):
     assert v.word == "volume-node-conflict"
     assert "2 node(s) had no available volume zone" in v.scheduler["rebuilt"]
     assert v.evidence["volume_topology"][0]["candidates_by_zone"] == {"a": 1, "b": 1}
+
+
+def test_a_bound_pv_failing_before_claims_that_fail_each_their_own_way_is_one_group_as_node_by_node(tmp_path):
+    """Found in review: the funnel's volume stage from the columns differed from the node-by-node rule. The bound
+    claim lab/data's volume is pinned to c1, so g1 and g2 both fail on it first (the text is its own); after it a
+    WaitForFirstConsumer claim fails on each GPU node a different way: lab/fresh is being provisioned for g2
+    (fails on g1), lab/scratch has no provisioner and no volume there (fails on g2). Both add only the same
+    scheduler string, so the two nodes have one Reason and are one group (`g1, g2: …`), not two with one text."""
+    pv = copy.deepcopy(items(WFFC, "persistentvolumes")[0])
+    pv["metadata"].update(name="pv-data", uid="uid-pv-data")
+    pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": "lab", "name": "data", "uid": "uid-data"}
+    pv["status"]["phase"] = "Bound"
+    scratch = items(WFFC, "persistentvolumeclaims")[0]
+    data = copy.deepcopy(scratch)
+    data["metadata"].update(name="data", uid="uid-data")
+    _bind(data, "pv-data")
+    fresh = copy.deepcopy(scratch)
+    fresh["metadata"].update(name="fresh", uid="uid-fresh", annotations={"volume.kubernetes.io/selected-node": "g2"})
+    fresh["spec"]["storageClassName"] = "provisioned"
+    provisioned = copy.deepcopy(items(WFFC, "storageclasses")[0])
+    provisioned["metadata"].update(name="provisioned", uid="uid-provisioned")
+    provisioned["provisioner"] = "ebs.csi.aws.com"
+
+    def claims(pod: dict) -> None:  # data (bound), fresh, scratch (both WaitForFirstConsumer), in that order
+        pod["spec"]["volumes"][0:0] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+                                       {"name": "fresh", "persistentVolumeClaim": {"claimName": "fresh"}}]
+    v = judge(recording(tmp_path, WFFC, edit={
+        "persistentvolumes": add(pv), "persistentvolumeclaims": add(data, fresh), "storageclasses": add(provisioned),
+        "pods": edit_pod("train", claims)}), KEY)
+    assert v.word == "volume-node-conflict"
+    assert v.reason.endswith(": g1, g2: PersistentVolume pv-data (claim lab/data) has node affinity "
+                             "kubernetes.io/hostname in (c1)"), v.reason
+
+
+def test_nodes_failing_a_bound_pv_with_and_without_a_claim_after_it_are_one_line_as_node_by_node(tmp_path):
+    """Found in review: the volume stage's groups from the columns were taken as distinct texts. The bound claim
+    lab/data's volume is pinned to g1 and the pod asks for no GPU, so c1 and g2 fail on it first (its text); on g2
+    lab/scratch (no provisioner, its only volume on c1) fails after it, adding a scheduler string, on c1 not. Two
+    Reasons of one text: one line `c1, g2: …`, as node by node."""
+    pv = copy.deepcopy(items(WFFC, "persistentvolumes")[0])
+    pv["metadata"].update(name="pv-data", uid="uid-pv-data")
+    pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = ["g1"]
+    pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": "lab", "name": "data", "uid": "uid-data"}
+    pv["status"]["phase"] = "Bound"
+    data = copy.deepcopy(items(WFFC, "persistentvolumeclaims")[0])
+    data["metadata"].update(name="data", uid="uid-data")
+    _bind(data, "pv-data")
+
+    def claims(pod: dict) -> None:
+        pod["spec"]["volumes"][0:0] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+        for c in pod["spec"]["containers"]:
+            for amounts in c["resources"].values():
+                amounts.pop("nvidia.com/gpu", None)
+    v = judge(recording(tmp_path, WFFC, edit={
+        "persistentvolumes": add(pv), "persistentvolumeclaims": add(data), "pods": edit_pod("train", claims)}), KEY)
+    assert v.word == "volume-node-conflict"
+    assert "c1, g2: PersistentVolume pv-data (claim lab/data) has node affinity kubernetes.io/hostname in (g1)" \
+        in v.reason, v.reason
 
 
 def test_wffc_claim_a_provisioner_can_serve_passes(tmp_path):

@@ -2,10 +2,11 @@
 
 A codes function answers, for every node of the bundle, 0 where the check passes and otherwise a code such that
 nodes with the same code get the same Reason (the same text, the same scheduler strings) from the stage's rule
-(rules/interpod.py, spread.py, in_use.py, volumes.py), and nodes with different codes different texts. The Reason
-of a code is then the rule on one of its nodes, made only when the evidence names it. The codes are made once per
-pod shape over every node and kept (the funnel, the nearest nodes and the rebuilt message each ask, for different
-nodes), and stay what the rules say node by node (tests/test_filter_columns.py compares them on random clusters).
+(rules/interpod.py, spread.py, in_use.py, volumes.py), and nodes with different codes different texts (but in the
+volume stage: `_SHARED_TEXTS`). The Reason of a code is then the rule on one of its nodes, made only when the
+evidence names it. The codes are made once per pod shape over every node and kept (the funnel, the nearest nodes
+and the rebuilt message each ask, for different nodes), and stay what the rules say node by node
+(tests/test_filter_columns.py compares them on random clusters).
 
 What the codes encode, per check, is exactly what its text reads of a node:
 - inter-pod (rules/interpod.py): the first rule broken (an affinity term's key missing, no matching pod in the
@@ -158,9 +159,16 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
     return found
 
 
+# Stages whose codes may differ where the texts do not: the volume stage's text is the first failure's alone, while
+# a WaitForFirstConsumer claim failing after a bound claim's volume adds a scheduler string, or another claim the
+# same string; its groups are merged by text where they are shown (funnel.text_groups), as node by node.
+_SHARED_TEXTS = frozenset({check_volume_topology})
+
+
 def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
     """A stage's Judged from codes over every node: the nodes of `at` grouped by code, each group's Reason
-    the stage's rule on its first node (equal codes, equal text), made when asked for."""
+    the stage's rule on its first node (equal codes, equal Reason), made when asked for where codes and texts
+    are one to one."""
     if codes is None:
         raise ValueError(f"no codes for {check.__name__}: the node columns exist wherever the funnel runs")
     nodes = columns_of(cluster).nodes
@@ -174,7 +182,7 @@ def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Clu
         found = check(pod, nodes[first[code]], cluster)
         assert found is not None
         return found
-    return group(at, mine, reason, lazy=True)
+    return group(at, mine, reason, lazy=check not in _SHARED_TEXTS)
 
 
 def _rwop(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
