@@ -1,7 +1,7 @@
 """The node columns against the checks node by node (tests/reference_funnel.py), on random clusters (hypothesis).
 
 Each example is a cluster of random nodes (labels, zones, hostnames, taints, cordon, capacity and allocatable of
-cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (row 16), rarely an amount beyond
+cpu, memory, pods and GPUs, some absent or 0, some GPUs as nvidia.com/gpu.shared (`resource-name-mismatch`), rarely an amount beyond
 int64) with pods bound there, and a random
 pod shape (nodeSelector, required node affinity with every operator and matchFields, tolerations, requests,
 sometimes spec.nodeName, a priority), and sometimes pending pods nominated to nodes by preemption with their own
@@ -39,7 +39,7 @@ from analyzer.rules.funnel import STAGES, run_funnel, stages_as_data
 from reference_funnel import fit_by_node, funnel_by_node, judge_by_node, nearest_by_node, rebuild_by_node
 
 GPU = "nvidia.com/gpu"
-SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (row 16): the checks go node by node
+SHARED = "nvidia.com/gpu.shared"  # the vendor's devices under another name (`resource-name-mismatch`): judged once per capacity
 KEYS = {"pool": ["a", "b", "c"], "gpu": ["h100", "a100"], "tier": ["1", "2", "10", "x"]}
 ZONES = ["z1", "z2", "z3"]
 # Condition taints (node-unhealthy) beside user taints: the stage's word depends on which kinds remain.
