@@ -148,6 +148,8 @@ class Rebuilder:
                     continue
                 mine = codes[left]
                 failing = mine != 0
+                if not failing.any():
+                    continue
                 found, first, sizes = distinct(mine[failing])
                 for i, size in zip(first.tolist(), sizes.tolist()):
                     reason = check(pod, nodes[int(left[failing][i])], c)

@@ -119,6 +119,8 @@ def group(at: np.ndarray, codes: np.ndarray, reason_of: Callable[[int], Reason],
     their first node. `lazy`: Reasons made only when asked for (codes then have distinct texts)."""
     if len(at) <= SMALL:  # a handful of nodes: plain lists cost less than the sorts
         return _group_small(at, codes, reason_of, lazy)
+    if not codes.any():
+        return Judged(kept=at, removed=[])
     keep = codes == 0
     removed_at, removed_codes = at[~keep], codes[~keep]
     if not len(removed_at):
@@ -329,7 +331,11 @@ def allocatable(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
 
 def shortfalls(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]]:
     """Per resource the pod asks for (accelerators first, then a pod slot): (resource, wanted, allocatable, free,
-    short) over `at`, as checks.shortages compares them (a DeviceClass's devices where it serves the name)."""
+    short) over `at`, as checks.shortages compares them (a DeviceClass's devices where it serves the name). The
+    rows of the fit stage's candidates are kept with the shape: its fit evidence reads the same."""
+    kept = pod.state.fit_rows
+    if kept is not None and kept[0] is at:
+        return kept[1]
     cols = columns_of(cluster)
     out = []
     for r, want, extended in _fit_order(pod, cluster):
@@ -342,6 +348,7 @@ def shortfalls(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> list[tuple[st
             alloc, used = np.where(offer, s.offered[at], alloc), np.where(offer, s.in_use[at], used)
         free = alloc - used
         out.append((r, want, alloc, free, below(free, want)))
+    pod.state.fit_rows = (at, out)
     return out
 
 

@@ -27,7 +27,7 @@ from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
 from analyzer.rules import interpod, spread, volume_columns
 from analyzer.rules.checks import PodFacts
-from analyzer.rules.columnar import Judged, _key_codes, columns_of, group
+from analyzer.rules.columnar import SMALL, Judged, _key_codes, columns_of, group
 from analyzer.rules.in_use import (
     check_in_use,
     check_ports,
@@ -173,10 +173,16 @@ def judged(check: CheckFn, codes: np.ndarray | None, pod: PodFacts, cluster: Clu
         raise ValueError(f"no codes for {check.__name__}: the node columns exist wherever the funnel runs")
     nodes = columns_of(cluster).nodes
     mine = codes[at]
+    if not mine.any():  # every node passes (most shapes, most filters)
+        return Judged(kept=at, removed=[])
     first: dict[int, int] = {}
-    seen, where, _ = distinct(mine)
-    for code, i in zip(seen.tolist(), where.tolist()):
-        first[code] = int(at[i])
+    if len(at) <= SMALL:
+        for i, code in zip(at.tolist(), mine.tolist()):
+            first.setdefault(code, i)
+    else:
+        seen, where, _ = distinct(mine)
+        for code, i in zip(seen.tolist(), where.tolist()):
+            first[code] = int(at[i])
 
     def reason(code: int) -> Reason:
         found = check(pod, nodes[first[code]], cluster)

@@ -30,6 +30,9 @@ class ShapeState:
     spread: list[Any] | None = None  # spread.state: a Domains per constraint: matching pods per eligible domain, per constraint
     interpod: Any = None  # interpod.state: an InterPodState
     in_use: Any = None  # in_use.state: an InUseState
+    # columnar.shortfalls: (the positions asked, per resource (resource, wanted, allocatable, free, short)): the fit
+    # stage's candidates, read again by the fit evidence
+    fit_rows: tuple[np.ndarray, list[Any]] | None = None
     # filter_columns: the inter-pod and spread codes over every node
     interpod_codes: np.ndarray | None = None
     spread_codes: np.ndarray | None = None
