@@ -31,10 +31,17 @@ CLOSEST = 10  # candidates with a fit row in `analyze` (the closest to fitting);
 class _Facts:
     """Per candidate (in fit_at order): what is short, and per resource free and allocatable."""
 
-    def __init__(self, wanted: list[str], n: int) -> None:
-        self.short: dict[str, np.ndarray] = {r: np.zeros(n, dtype=bool) for r in wanted + [DEVICES]}
-        self.free: dict[str, list[int]] = {r: [0] * n for r in wanted}
-        self.alloc: dict[str, list[int]] = {r: [0] * n for r in wanted}
+    def __init__(self, wanted: list[str], n: int, rows: list[tuple[str, int, np.ndarray, np.ndarray, np.ndarray]] | None = None) -> None:
+        """Zeros to fill, or the columns' rows (columnar.shortfalls: one per wanted resource)."""
+        if rows is None:
+            self.short: dict[str, np.ndarray] = {r: np.zeros(n, dtype=bool) for r in wanted}
+            self.free: dict[str, list[int] | np.ndarray] = {r: [0] * n for r in wanted}
+            self.alloc: dict[str, list[int] | np.ndarray] = {r: [0] * n for r in wanted}
+        else:
+            self.short = {r: short for r, _, _, _, short in rows}
+            self.free = {r: free for r, _, _, free, _ in rows}
+            self.alloc = {r: alloc for r, _, alloc, _, _ in rows}
+        self.short[DEVICES] = np.zeros(n, dtype=bool)
         self.devices_too_large = True
 
 
@@ -44,9 +51,7 @@ def _want(facts: PodFacts, r: str) -> int:
 
 def facts_of(c: Cluster, facts: PodFacts, at: np.ndarray, wanted: list[str]) -> _Facts:
     """Per candidate of `at`: what is short, free and allocatable (the columns), and whether its devices are."""
-    out = _Facts(wanted, len(at))
-    for r, _, alloc, free, short in columnar.shortfalls(facts, c, at):
-        out.short[r], out.alloc[r], out.free[r] = short, alloc, free
+    out = _Facts(wanted, len(at), columnar.shortfalls(facts, c, at))
     if facts.claims is not None:
         nodes = columnar.columns_of(c).nodes
         for j, i in enumerate(at.tolist()):
@@ -124,7 +129,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
     for j in _closest(f, facts, wanted, n, limit):
         short = [r for r in order if f.short[r][j]]
         rows.append(_row(c, facts, nodes[int(at[j])], wanted, short))
-    short_everywhere = {r for r in order if n and bool(np.all(f.short[r]))}
+    short_everywhere = {r for r in order if n and bool(f.short[r].all())}
     # Fragmented: enough free units summed over the candidates, and a node big enough to hold it once
     # freed, but no single node with enough free now. A request above every candidate's allocatable is
     # not fragmentation: waiting cannot help (too_large).
