@@ -26,7 +26,7 @@ from analyzer.rules.checks import (PodFacts, check_advertised, check_allocatable
 from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.node_health import condition_taints
-from analyzer.rules.reason import Check, Reason, removed_positions
+from analyzer.rules.reason import Check, Reason
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 # Which one change is nearest to running: load first, then policy, health and neighbours, what a node has, and
@@ -177,9 +177,10 @@ def _vector_counts(pod: PodFacts, cluster: Cluster,
         return _with_filters(pod, cluster, *_vector_counts(PodFacts.of_shape(pod), cluster, cpu_mask))
     cols = columnar.columns_of(cluster)
     at = cols.everything
-    pol = np.zeros(cols.n, dtype=bool)
-    pol[removed_positions(columnar.policy(pod, cluster, at).removed)] = True  # with a claim's device taints
     devices = _device_stages(pod, cluster)
+    pol = columnar.policy_codes(pod, cluster).codes[cols.taint_kind] != 0
+    if not pod.pin:  # check_policy: the node's cordon and taints, else a claim's device taints
+        pol |= devices == 4
     ext = columnar.missing_mask(pod, cluster, at)
     adv = ext | (devices == 1) | (devices == 2)  # the advertised check: the names, else no device of the class
     devsel = devices == 3

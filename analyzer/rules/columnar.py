@@ -36,7 +36,7 @@ from analyzer.rules.checks import (PodFacts, _fit_order, fit_reason, missing_tex
 from analyzer.rules.reason import Check, Groups, Reason, Removed
 
 CheckFn = Callable[[PodFacts, NodeView, Cluster], Reason | None]
-SMALL = 8  # rows _key_codes groups with a dict rather than sorts (same codes' meaning: equal rows, equal code)
+SMALL = 8  # at most this many rows or nodes are grouped with plain dicts rather than sorts (the same groups)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
