@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from analyzer.model.columns import distinct
-from analyzer.model.nodes import NodeView
 from analyzer.model.events import SchedulerSaid
 from analyzer.model.views import Cluster
 from analyzer.model.target import Target
@@ -140,8 +139,9 @@ class Rebuilder:
                     counts[insufficient(r)] += int(np.count_nonzero(short))
                     failing |= short
                 failing |= self._per_node(dra_devices.devices_free, pod, left, ~failing, counts)
-            elif check is check_claims:
-                failing = self._per_node(check_claims_of, pod, left, np.ones(len(left), dtype=bool), counts)
+            elif check is check_claims:  # the DynamicResources filter: every device step of the claims
+                failing = self._per_node(lambda _, node, cl: check_claims(pod, node, cl), pod, left,
+                                         np.ones(len(left), dtype=bool), counts)
             else:
                 codes = codes_of(check, pod, c) if pod.filters is not None else None
                 if codes is None:  # no volume, inter-pod, spread or port needs
@@ -173,15 +173,6 @@ class Rebuilder:
                 failing[j] = True
                 counts.update(reason.scheduler)
         return failing
-
-
-def check_claims_of(claims, node: NodeView, cluster: Cluster) -> Reason | None:
-    """The DynamicResources filter for a pod's claims (checks.check_claims, by claims)."""
-    for check in (dra_devices.no_devices, dra_devices.device_selectors, dra_devices.device_taints, dra_devices.devices_free):
-        reason = check(claims, node, cluster)
-        if reason is not None:
-            return reason
-    return None
 
 
 def first_sentence(message: str) -> str:
