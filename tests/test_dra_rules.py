@@ -71,6 +71,17 @@ def test_recorded_exhausted_bundle_waiter_exhausted_holders_node_side(tmp_path):
     assert v.scheduler["rebuilt"] == f"0/1 nodes are available: 1 {CANNOT}."
 
 
+def test_every_device_held_names_the_pods_to_wait_for_in_the_action(tmp_path):
+    """The person on the ticket reads who holds the devices and where, not the contract's generic words; a claim
+    too large for any node keeps the fit's own action (shrink the count)."""
+    v = verdict(exhausted().write(tmp_path), WAITER)
+    assert v.next_action == ("wait for lab/holder-1, lab/holder-2 to release the gpu.example.com devices on dx1, "
+                             "or add a node with devices of class gpu.example.com")
+    b = waiter_alone()
+    b.request["count"] = 3
+    assert verdict(b.write(tmp_path / "large"), WAITER).next_action.startswith("no node has enough devices")
+
+
 def test_why_explain_shows_the_device_steps_and_the_holders(tmp_path):
     proc = run_cli("why", exhausted().write(tmp_path), WAITER, "--explain", check=True)
     assert "class 2 -> selectors 2 -> taints 2 -> free 0" in proc.stdout

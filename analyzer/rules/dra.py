@@ -167,6 +167,21 @@ def _devices_evidence(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     return out
 
 
+def _held_action(devices: list[dict]) -> str | None:
+    """`exhausted` by a claim's devices, all held (not too large: the fit's action says that one): the pods to wait
+    for and the class to add, from the first node whose devices run out at the free step."""
+    for d in devices:
+        for r in d.get("requests") or ():
+            left, need = r.get("left_after") or {}, r.get("needed")
+            if d.get("too_large") or not r.get("held_by") or not isinstance(need, int) or left.get("free", 0) >= need:
+                continue
+            pods = sorted({p for h in r["held_by"] for p in h.get("pods") or ()} or {h["claim"] for h in r["held_by"]})
+            shown = ", ".join(pods[:3]) + (f" and {len(pods) - 3} more" if len(pods) > 3 else "")
+            return (f"wait for {shown} to release the {r.get('deviceClassName')} devices on {d.get('node')}, or add "
+                    f"a node with devices of class {r.get('deviceClassName')}")
+    return None
+
+
 class DraFamily(Plain):
     def evidence(self, answered: Answered) -> None:
         """A pod with claims that reached the funnel: its claims' devices on the nodes the funnel's last stage
@@ -178,6 +193,8 @@ class DraFamily(Plain):
             shape.devices = _devices_evidence(case.cluster, case.funnel)
         if shape.devices:
             case.evidence["devices"] = shape.devices
+        if answered.action is None and answered.word == words.EXHAUSTED:
+            answered.action = _held_action(shape.devices)
 
     def scheduler(self, answered: Answered, said: SchedulerSaid | None) -> dict | None:
         if answered.word == words.NO_DEVICECLASS:
