@@ -303,6 +303,9 @@ def test_pinned_attempt_is_judged_on_its_node_only(tmp_path):
     v = _word(root, write_manifest(tmp_path / "m", doc))
     assert v.word == "exhausted"
     assert [row["node"] for row in v.fit.rows] == ["gpu-a"]
+    # the kubelet admits it on gpu-a or not at all: no "add capacity", no preemption (no scheduler)
+    assert v.next_action == ("free 2 nvidia.com/gpu on gpu-a (the pods holding it are listed there), or remove "
+                             "spec.nodeName so the scheduler chooses a node")
 
 
 def test_pinned_attempt_on_a_noexecute_tainted_node_is_refused_by_the_kubelet(tmp_path):

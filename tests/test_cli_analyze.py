@@ -65,7 +65,7 @@ def test_namespace_filter():
 
 
 def test_why_explain_shows_the_evidence_for_a_person():
-    # For a person: the funnel stage by stage, each removed node and why, for exhausted each candidate's
+    # For a person: the funnel stage by stage, the removed nodes and why, for exhausted each candidate's
     # allocatable, used (and by which pods), free, requested, fragmentation; the scheduler's message
     # quoted, with a line saying what `Insufficient …` conflates.
     proc = run_cli("why", LAB, "lab/exhausted", "--explain", check=True)
@@ -73,7 +73,9 @@ def test_why_explain_shows_the_evidence_for_a_person():
     assert out.splitlines()[0] == "lab/exhausted: exhausted"
     for stage in ("selector", "taints", "advertised", "allocatable", "fit"):
         assert stage in out
-    assert "removed gpu-tainted" in out and "removed gpu-ok" in out
+    # one line per reason, its nodes named before it
+    assert "removed gpu-alloczero, gpu-noplugin, gpu-tainted: labels do not satisfy" in out
+    assert "removed gpu-ok: what the reason above says" in out
     assert "allocatable" in out and "used" in out and "free" in out and "requested" in out
     assert "lab/filler-a (Running)" in out and "lab/filler-b (Pending)" in out
     assert "finished-job" not in out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import GPU_TAINT, cordon, gpu_node, gpu_pod, make_bundle
+from conftest import GPU_TAINT, bound_pod, cordon, gpu_node, gpu_pod, make_bundle
 from helpers import LAB, RECORDINGS, run_cli
 from test_node_health import under
 
@@ -142,3 +142,53 @@ def test_no_gpu_node_among_cpu_nodes_only_asks_for_a_gpu_node_not_a_device_plugi
     assert word == "lab/trainer: no-gpu-node"
     assert action == ("add a node that has the GPU (or a node group that makes one): no candidate advertises "
                       "nvidia.com/gpu and none is labelled as a GPU node")
+
+
+def _daemonset_pod(name: str, node: str, **amounts) -> dict:
+    """A pod as the DaemonSet controller makes it: owned by the DaemonSet, pinned by required node affinity on
+    metadata.name (kubernetes pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity)."""
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
+    pod = gpu_pod(name, affinity=affinity, **amounts)
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "node-agent",
+                                           "uid": "5b1c0c1e-0000-4000-8000-00000000d5e7", "controller": True}]
+    return pod
+
+
+def test_a_daemonset_pod_short_on_its_node_is_told_to_free_that_node_or_preempt_not_to_add_nodes(tmp_path):
+    # Its node is full (four GPUs held); gpu-b has GPUs free but is not its node: waiting for "one node" or adding
+    # capacity cannot help it. kube-scheduler places DaemonSet pods, so a higher priority class makes room.
+    holders = [bound_pod(f"holder-{i}", "gpu-a") for i in range(4)]
+    root = make_bundle(tmp_path, pods=[*holders, _daemonset_pod("agent", "gpu-a")],
+                       nodes=[gpu_node("gpu-a", gpus="4"), gpu_node("gpu-b", gpus="4")])
+    word, action, reason = _first_lines(root, "lab/agent")
+    assert word == "lab/agent: exhausted"
+    assert action == ("free 1 nvidia.com/gpu on gpu-a, the only node its required node affinity (matchFields "
+                      "metadata.name) allows (the pods holding it are listed there), or give DaemonSet lab/node-agent a "
+                      "priority class above theirs so the scheduler preempts for it; another node cannot help this pod")
+    assert reason == "no candidate (1) has room: gpu-a: nvidia.com/gpu: 0 free of 4 allocatable, 1 requested"
+
+
+def test_a_daemonset_pod_too_large_for_its_node_is_told_to_shrink_the_daemonsets_request(tmp_path):
+    root = make_bundle(tmp_path, pods=[_daemonset_pod("agent", "gpu-a", memory="4Ti")],
+                       nodes=[gpu_node("gpu-a"), gpu_node("gpu-b", memory="8Ti")])
+    _, action, _ = _first_lines(root, "lab/agent")
+    assert action == ("shrink the memory request in DaemonSet lab/node-agent to fit gpu-a: its required node affinity "
+                      "(matchFields metadata.name) allows only that node, which has 128Gi allocatable even empty, and "
+                      "the pod asks 4Ti")
+
+
+def test_explain_names_the_nodes_a_daemonset_pods_affinity_leaves_out_on_one_line(tmp_path):
+    root = make_bundle(tmp_path, pods=[_daemonset_pod("agent", "gpu-a", memory="4Ti")],
+                       nodes=[gpu_node(f"gpu-{c}") for c in "abcdef"])
+    out = run_cli("why", root, "lab/agent", "--explain", check=True).stdout
+    selector = [line.strip() for line in out.split("  selector ")[1].split("\n  advertised")[0].splitlines()]
+    assert selector == ["6 -> 1", "removed gpu-b, gpu-c, gpu-d (+2 more): required node affinity names only gpu-a "
+                                  "(matchFields metadata.name)"]
+    # the candidate's amounts as a table: one header, one line per resource
+    table = out.split("Candidates at the fit stage")[1].splitlines()[2:7]
+    assert [line.split()[0] for line in table] == ["allocatable", "nvidia.com/gpu", "cpu", "memory", "pods"]
+    assert table[0].split() == ["allocatable", "used", "free", "requested"]
+    assert table[3].split() == ["memory", "128Gi", "0", "128Gi", "4Ti", "SHORT"]
+    ends = [len(line.removesuffix("  SHORT")) for line in table]  # the requested column, right-aligned
+    assert len(set(ends)) == 1

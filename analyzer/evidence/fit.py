@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from analyzer.model.matching import names_required
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import BoundPod, Cluster
@@ -161,10 +162,25 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
     return Fit(rows=rows, fragmented=fragmented, too_large=too_large, rest=rest, sizes=sizes)
 
 
-def action(fit: Fit) -> str | None:
+def pinned_to(facts: PodFacts) -> tuple[str, str] | None:
+    """The one node a pod may run on by name, and what names it: spec.nodeName, or a required node affinity
+    naming one node (matchFields metadata.name: the DaemonSet controller pins each of its pods so)."""
+    if facts.pin:
+        return facts.pin, "spec.nodeName"
+    names = names_required(facts.terms)
+    if names is not None and len(names) == 1:
+        return next(iter(names)), "its required node affinity (matchFields metadata.name)"
+    return None
+
+
+def action(fit: Fit, facts: PodFacts | None = None, controller: str | None = None) -> str | None:
     """`exhausted`'s action for this pod by its sub-case (causes.md): too large waits for nothing, fragmented
-    waits for one node, otherwise the shortage is named."""
+    waits for one node, otherwise the shortage is named. A pod pinned to one node by name is told about that
+    node: another node cannot help it (a new node gets a DaemonSet's own new pod, never this one)."""
     sizes = fit.sizes or {}
+    pinned = pinned_to(facts) if facts is not None and len(fit.rows) == 1 else None
+    if pinned is not None and not fit.fragmented and DEVICES not in fit.too_large:
+        return _pinned_action(fit, sizes, pinned, controller or "")
     for r in fit.too_large:
         if r == DEVICES:
             return ("no node has enough devices for its claims even with every device free; shrink the claim's "
@@ -181,3 +197,24 @@ def action(fit: Fit) -> str | None:
         named = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
         return f"wait for {named} to be free on one node, or add capacity"
     return None
+
+
+def _pinned_action(fit: Fit, sizes: dict[str, FitSize], pinned: tuple[str, str], controller: str) -> str | None:
+    node, by = pinned
+    daemonset = controller if controller.startswith("DaemonSet ") else ""
+    for r in fit.too_large:
+        s = sizes[r]
+        whose = f" in {daemonset}" if daemonset else ""
+        return (f"shrink the {r} request{whose} to fit {node}: {by} allows only that node, which has "
+                f"{s.largest_allocatable} allocatable even empty, and the pod asks {s.requested}")
+    if not sizes:
+        return None
+    named = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
+    if by == "spec.nodeName":  # the kubelet admits such a pod or rejects it: no scheduler, no preemption
+        return (f"free {named} on {node} (the pods holding it are listed there), or remove spec.nodeName so the "
+                f"scheduler chooses a node")
+    # DaemonSet pods are placed by kube-scheduler (node affinity on their node's name, kubernetes#63223), so
+    # preemption applies.
+    more = f", or give {daemonset} a priority class above theirs so the scheduler preempts for it" if daemonset else ""
+    return (f"free {named} on {node}, the only node {by} allows (the pods holding it are listed there){more}; "
+            f"another node cannot help this pod")

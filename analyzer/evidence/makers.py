@@ -28,8 +28,8 @@ class Makers:
     def fit(self, funnel: FunnelResult, *, every: bool) -> Fit:
         return fit_evidence(self.cluster, funnel.facts, funnel, None if every else CLOSEST)
 
-    def fit_action(self, fit: Fit) -> str | None:
-        return fit_action(fit)
+    def fit_action(self, fit: Fit, facts: PodFacts, controller: str | None) -> str | None:
+        return fit_action(fit, facts, controller)
 
     def nearest(self, facts: PodFacts) -> dict:
         return self._nearest.of(facts)

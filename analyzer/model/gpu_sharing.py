@@ -49,7 +49,7 @@ def _resource_names(spec: dict) -> list[str]:
             for kind in ("limits", "requests"):
                 given = res.get(kind)
                 if isinstance(given, dict):
-                    names.extend(str(k) for k in given)
+                    names.extend(given)  # a JSON object's keys are strings
     return names
 
 

@@ -115,6 +115,25 @@ def term_matches(term: dict, labels: dict[str, str], node_name: str) -> bool:
     return True
 
 
+def names_required(terms: list[dict] | None) -> frozenset[str] | None:
+    """The node names a required node affinity allows when every term names them (matchFields metadata.name In;
+    within a term the lists are ANDed, terms ORed), as the DaemonSet controller pins each of its pods (kubernetes
+    pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity); None when some term does not."""
+    if not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        allowed: set[str] | None = None
+        for expr in term.get("matchFields") or () if isinstance(term, dict) else ():
+            if isinstance(expr, dict) and expr.get("key") == "metadata.name" and expr.get("operator") == "In":
+                values = {v for v in expr.get("values") or () if isinstance(v, str)}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
+
+
 def selector_matches(node_selector: dict[str, str], terms: list[dict] | None, labels: dict[str, str], node_name: str) -> bool:
     """nodeSelector AND (any required node-affinity term); terms None means no required affinity."""
     for k, v in node_selector.items():

@@ -10,10 +10,7 @@ from analyzer import prose
 
 from analyzer.verdict import Verdict
 from analyzer.output_format import Write
-from analyzer.text import printable
-
-MAX_REMOVED = 20
-
+from analyzer.text import printable, some_names
 
 _LABEL = re.compile(r"^( *[a-z][a-z ]{0,20}: +)")  # "  next action: ", "  reason:      ": wrap under the value
 
@@ -54,19 +51,14 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
         w(f"\nNode funnel ({v.funnel[0]['nodes_in']} node(s); first stage to leave none decides):\n")
         for stage in v.funnel:
             w(f"  {stage['stage']:<16} {stage['nodes_in']:>5} -> {stage['nodes_out']}\n")
-            removed = [(node, group["reason"]) for group in stage["removed"] for node in group["nodes"]]
-            for node, reason in removed[:MAX_REMOVED]:
-                w(f"      removed {node}: {_once(reason, v.reason)}\n")
-            if len(removed) > MAX_REMOVED:
-                w(f"      … and {len(removed) - MAX_REMOVED} more (all of them in -o json)\n")
+            _removed(stage, v.reason, w)
     fit = v.fit
     if fit:
         w("\nCandidates at the fit stage (allocatable - used by non-terminated pods = free):\n")
         for row in fit.rows:
             w(f"  {row['node']}\n")
-            for r, q in row["resources"].items():
-                mark = "  SHORT" if r in row["short"] else ""
-                w(f"    {r:<22} allocatable {q['allocatable']:>8}  used {q['used']:>8}  free {q['free']:>8}  requested {q['requested']:>6}{mark}\n")
+            for line in _amounts(row):
+                w(f"    {line}\n")
             if row["used_by"]:
                 users = ", ".join(f"{u['pod']} ({u['phase']}) " + " ".join(f"{k}={x}" for k, x in u["requests"].items()) for u in row["used_by"][:10])
                 hidden = len(row["used_by"]) - 10 + row.get("used_by_more", 0)
@@ -146,6 +138,36 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
         w("\nEvidence:\n")
         for line in said:
             w(f"  {line}\n")
+
+
+GROUPS_SHOWN = 8  # reasons listed per stage; the rest counted (every one in -o json)
+NAMES_SHOWN = 3  # nodes named per reason
+
+
+def _removed(stage: dict, reason: str, w: Write) -> None:
+    """A stage's removed nodes, one line per reason: its nodes named (the first few, then how many more), then
+    the reason once. 4,999 nodes removed for one reason read as one line, not twenty alike."""
+    groups = sorted(stage["removed"], key=lambda g: -g["count"])  # the largest first (stable: then by first node)
+    for group in groups[:GROUPS_SHOWN]:
+        names = some_names([str(n) for n in group["nodes"]], NAMES_SHOWN, total=group["count"])
+        w(f"      removed {names}: {_once(group['reason'], reason)}\n")
+    hidden = groups[GROUPS_SHOWN:]
+    more = stage.get("removed_more") or {}
+    reasons = len(hidden) + more.get("reasons", 0)
+    if reasons:
+        nodes = sum(g["count"] for g in hidden) + more.get("count", 0)
+        w(f"      … and {nodes} more node(s) for {reasons} other reason(s) (every one in -o json)\n")
+
+
+def _amounts(row: dict) -> list[str]:
+    """A fit row's resources as a table with a header, each column as wide as its longest value (1381109650Ki
+    and 500m in one column), so no line breaks inside a row at 80 columns."""
+    head = ("", "allocatable", "used", "free", "requested")
+    cells = [head] + [(r, q["allocatable"], q["used"], q["free"], q["requested"]) for r, q in row["resources"].items()]
+    widths = [max(len(str(c[k])) for c in cells) for k in range(len(head))]
+    marks = [""] + ["  SHORT" if r in row["short"] else "" for r in row["resources"]]
+    return [(f"{str(c[0]):<{widths[0]}}" + "".join(f"  {str(c[k]):>{widths[k]}}" for k in range(1, len(head)))
+             + mark).rstrip() for c, mark in zip(cells, marks)]
 
 
 SAID_ONCE = 40  # a clause this long that the reason already holds is referred to, not said again

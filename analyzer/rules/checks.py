@@ -15,8 +15,8 @@ import numpy as np
 import orjson
 
 from analyzer.kube import NO_EXECUTE
-from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, selector_matches, tolerated,
-                                     tolerations_of, untolerated)
+from analyzer.model.matching import (CORDON_TAINT, Taint, Toleration, is_cordon_taint, names_required, selector_matches,
+                                     tolerated, tolerations_of, untolerated)
 from analyzer.model.gpu_labels import siblings
 from analyzer.model.node_conditions import is_condition_taint
 from analyzer.model.gpu_sharing import unadvertised
@@ -24,6 +24,7 @@ from analyzer.model.podspec import effective_requests, extended_requested, requi
 from analyzer.model.quantity import format_units
 from analyzer.model.nodes import NodeView
 from analyzer.model.columns import Amounts
+from analyzer.text import some_names
 from analyzer.model.nominated import NominatedPod
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.model.pod_filters import PodFilters
@@ -119,11 +120,20 @@ def check_node_name(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason |
     return None
 
 
+SELECTOR_TEXT = "labels do not satisfy nodeSelector / required node affinity"
+
+
+def named_text(names: frozenset[str]) -> str:
+    """A node its pod's required node affinity does not name (a DaemonSet's pod: every node but its own)."""
+    return f"required node affinity names only {some_names(sorted(names))} (matchFields metadata.name)"
+
+
 def check_affinity(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:
     if selector_matches(dict(pod.node_selector), pod.terms, node.labels, node.name):
         return None
-    return Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
-                  scheduler=(AFFINITY,))
+    names = names_required(pod.terms)
+    text = named_text(names) if names is not None and node.name not in names else SELECTOR_TEXT
+    return Reason(check=Check.SELECTOR, text=text, scheduler=(AFFINITY,))
 
 
 def check_selector(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | None:

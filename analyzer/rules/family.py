@@ -38,7 +38,7 @@ class EvidenceMakers(Protocol):
 
     def fit(self, funnel: FunnelResult, *, every: bool) -> Fit: ...  # exhausted's rows (every: not just closest)
 
-    def fit_action(self, fit: Fit) -> str | None: ...  # exhausted's action for this pod, by its sub-case
+    def fit_action(self, fit: Fit, facts: PodFacts, controller: str | None) -> str | None: ...  # exhausted's action, by its sub-case
 
     def nearest(self, facts: PodFacts) -> dict: ...  # the nodes one change away
 

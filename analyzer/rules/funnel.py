@@ -20,7 +20,7 @@ from analyzer.bundle.catalog import NODES
 from analyzer import prose
 from analyzer.text import some_names
 from analyzer import words
-from analyzer.model.matching import selector_matches
+from analyzer.model.matching import names_required, selector_matches
 from analyzer.model.nodes import NodeView
 from analyzer.model.pod_filters import PodFilters
 from analyzer.model.podspec import priority_of
@@ -32,6 +32,7 @@ from analyzer.rules.case import Case, Decision
 from analyzer.rules.checks import (
     AFFINITY,
     NODE_NAME,
+    SELECTOR_TEXT,
     PodFacts,
     check_advertised,
     check_allocatable,
@@ -39,6 +40,7 @@ from analyzer.rules.checks import (
     check_fit,
     check_policy,
     check_selector,
+    named_text,
 )
 from analyzer.model.events import SchedulerSaid
 from analyzer.rules.columnar import Judged
@@ -105,21 +107,35 @@ def select(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> Judged:
     another name fails on the name, the pinned node itself on its labels."""
     chosen = selected(pod, cluster)
     cols = columnar.columns_of(cluster)
-    if len(at) == cols.n:  # every node: the funnel's first stage
-        kept, removed = chosen, np.delete(cols.everything, chosen)
+    out = np.ones(cols.n, dtype=bool)
+    out[chosen] = False
+    if len(at) == cols.n:  # every node: the funnel's first stage (a mask, not np.delete: 5,000 pinned pods ask)
+        kept, removed = chosen, cols.everything[out]
     else:
-        out = np.ones(cols.n, dtype=bool)
-        out[chosen] = False
         kept, removed = at[~out[at]], at[out[at]]
-    affinity = Reason(check=Check.SELECTOR, text="labels do not satisfy nodeSelector / required node affinity",
-                      scheduler=(AFFINITY,))
+    affinity = Reason(check=Check.SELECTOR, text=SELECTOR_TEXT, scheduler=(AFFINITY,))
+    names = names_required(pod.terms)
     groups: list[Removed] = []
-    if pod.pin and len(removed):
-        named = cols.names_column.codes[removed] == cols.names_column.code.get(pod.pin, -1)
-        other = Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,))
-        parts = [Removed(removed[~named], other), Removed(removed[named], affinity)]
-        groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
-    elif len(removed):
+    if not len(removed):
+        return Judged(kept=kept, removed=groups)
+    if pod.pin or names is not None:  # the nodes of other names apart (check_node_name, check_affinity)
+        wanted = [pod.pin] if pod.pin else sorted(names or ())
+        codes = cols.names_column.codes
+        named = np.zeros(cols.n, dtype=bool)
+        for n in wanted:  # a name or a few: a comparison each costs less than np.isin
+            named |= codes == cols.names_column.code.get(n, -1)
+        named &= out  # a named node the selector removes all the same (on its labels)
+        other = (Reason(check=Check.NODE_NAME, text=f"spec.nodeName is {pod.pin!r}", scheduler=(NODE_NAME,)) if pod.pin
+                 else Reason(check=Check.SELECTOR, text=named_text(names or frozenset()), scheduler=(AFFINITY,)))
+        if pod.pin and names is not None and pod.pin not in names:  # the pinned node is not one the affinity names
+            affinity = Reason(check=Check.SELECTOR, text=named_text(names), scheduler=(AFFINITY,))
+        if not named.any():  # the usual case (a DaemonSet's pod: every node but its own is another name)
+            groups = [Removed(removed, other)]
+        else:
+            on_labels = named[removed]
+            parts = [Removed(removed[~on_labels], other), Removed(removed[on_labels], affinity)]
+            groups = sorted((g for g in parts if len(g.at)), key=lambda g: int(g.at[0]))
+    else:
         groups = [Removed(removed, affinity)]
     return Judged(kept=kept, removed=groups)
 
@@ -177,7 +193,7 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster,
     """Stage by stage over the candidates, each by its vector form; `judge`: another way to judge a stage (the
     tests' reference judges it node by node)."""
     results: list[StageResult] = []
-    candidates = np.arange(len(nodes), dtype=np.int64)
+    candidates = np.arange(len(nodes), dtype=np.int32)  # node positions (model/columns.py `everything`)
     fit_at = None
     for stage in STAGES:
         if stage.applies is not None and not stage.applies(pod, cluster):
@@ -326,7 +342,7 @@ class FunnelFamily(Plain):
                 shape.fit = makers.fit(result, every=answered.node_limit is None)
             answered.fit = shape.fit
             if answered.action is None and answered.decision.word == words.EXHAUSTED:
-                answered.action = makers.fit_action(shape.fit)
+                answered.action = makers.fit_action(shape.fit, result.facts, case.target.controller)
         if result.word is not None and answered.word == result.word:
             if shape.nearest is None:
                 shape.nearest = makers.nearest(result.facts)
