@@ -192,3 +192,7 @@ def test_explain_names_the_nodes_a_daemonset_pods_affinity_leaves_out_on_one_lin
     assert table[3].split() == ["memory", "128Gi", "0", "128Gi", "4Ti", "SHORT"]
     ends = [len(line.removesuffix("  SHORT")) for line in table]  # the requested column, right-aligned
     assert len(set(ends)) == 1
+    # no node "one change away": moving a DaemonSet's pod to another node is no change a person can make
+    nearest = out.split("Nearest nodes")[1].split("\n\n")[0]
+    assert "it may run only on gpu-a (its required node affinity names that node alone)" in " ".join(nearest.split())
+    assert "gpu-b" not in nearest

@@ -16,6 +16,7 @@ import numpy as np
 
 from analyzer import prose
 from analyzer.model.gpu_labels import cpu_node
+from analyzer.model.matching import names_required
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
@@ -249,6 +250,13 @@ class Nearest:
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
+        names = names_required(pod.terms)
+        if names is not None and len(names) == 1 and not pod.pin:
+            # A DaemonSet's pod: the controller names its node (matchFields metadata.name); moving it is no change a
+            # person can make, so nodes "one change away" would be false leads (and 5,000 such pods cost 5,000 passes).
+            [name] = names
+            return {"nearest": [], "nearest_none": f"it may run only on {name} (its required node affinity names that "
+                                                   "node alone): no other node is one change away"}
         count, order, none = self._all(pod)
         matching = selected(pod, c)
         one = matching[count[matching] == 1]
