@@ -42,6 +42,10 @@ def test_the_recording_anti_affinity_on_hostname_is_pod_affinity_and_the_message
     assert v.scheduler["comparison"].startswith("agrees")
     near = {n["node"]: n["reason"] for n in v.evidence["nearest"]}
     assert "lab/trainer-1" in near["g1"]  # one change away: move trainer-1 or relax the rule
+    # causes.md: relax the rule (named), or move the pods it counts
+    assert v.action == ("relax this pod's required pod anti-affinity (app=trainer in namespace lab per "
+                        "kubernetes.io/hostname), or move the pods it counts: lab/trainer-1, lab/trainer-2 "
+                        "(in kubernetes.io/hostname=g1, kubernetes.io/hostname=g2)")
 
 
 def test_anti_affinity_on_zone(tmp_path):
@@ -63,6 +67,8 @@ def test_pod_affinity_to_a_label_no_pod_has(tmp_path):
     v = judge(recording(tmp_path, ANTI, edit={"pods": edit_pod("trainer-3", _affinity_to("database"))}), KEY)
     assert v.word == "pod-affinity"
     assert "2 node(s) didn't match pod affinity rules" in v.scheduler["rebuilt"]
+    assert v.action == ("relax this pod's required pod affinity (app=database in namespace lab per "
+                        "kubernetes.io/hostname), or start a pod it matches: none runs anywhere")
 
 
 def test_the_first_pod_of_a_group_passes_its_own_affinity(tmp_path):
@@ -88,6 +94,10 @@ def test_an_existing_pods_anti_affinity_against_this_pod(tmp_path):
     v = judge(recording(tmp_path, ANTI, edit={"pods": existing}), KEY)
     assert v.word == "pod-affinity"
     assert "2 node(s) didn't satisfy existing pods anti-affinity rules" in v.scheduler["rebuilt"]
+    # symmetry: the running pods' own rule is the one to relax, or they are the pods to move
+    assert v.action == ("relax the required anti-affinity (role=eval in namespace lab per topology.kubernetes.io/zone) "
+                        "of lab/trainer-1, lab/trainer-2, or move them: they forbid this pod in "
+                        "topology.kubernetes.io/zone=a, topology.kubernetes.io/zone=b")
 
 
 def test_pods_alike_but_for_labels_no_term_reads_share_a_funnel_and_answer_as_each_alone(tmp_path):
@@ -135,6 +145,9 @@ def test_spread_by_zone_do_not_schedule(tmp_path):
     assert "2 node(s) didn't match pod topology spread constraints" in v.scheduler["rebuilt"]
     domains = {d["domain"]: d["pods"] for d in v.evidence["topology_spread"][0]["domains"]}
     assert domains == {f"{ZONE}=a": 1, f"{ZONE}=b": 1, f"{ZONE}=c": 0}
+    # causes.md: relax the constraint, or add capacity in the domain that lacks it (zone c: a CPU node only)
+    assert v.action == (f"relax the topology spread (maxSkew 1 per {ZONE} of app=trainer), or add capacity in "
+                        f"{ZONE}=c, the least loaded (0 matching pod(s))")
 
 
 def test_spread_with_min_domains(tmp_path):
@@ -143,6 +156,8 @@ def test_spread_with_min_domains(tmp_path):
     assert judge(path, KEY).word == "fits-now"
     v = judge(recording(tmp_path / "b", ANTI, edit={"pods": edit_pod("trainer-3", _spread(minDomains=3))}), KEY)
     assert v.word == "topology-spread"
+    assert v.action == (f"relax the topology spread (maxSkew 1 per {ZONE} of app=trainer, minDomains 3), or add "
+                        f"capacity in another {ZONE}: 2 of minDomains 3 have a node it may use")
 
 
 def test_spread_node_affinity_policy_ignore_counts_the_zone_the_selector_leaves_out(tmp_path):
@@ -167,6 +182,8 @@ def test_spread_on_a_key_the_gpu_nodes_lack(tmp_path):
     v = judge(recording(tmp_path, ANTI, edit={"pods": edit_pod("trainer-3", _spread("example.com/rack")), "nodes": rack}), KEY)
     assert v.word == "topology-spread"
     assert "2 node(s) didn't match pod topology spread constraints (missing required label)" in v.scheduler["rebuilt"]
+    assert v.action == ("relax the topology spread (maxSkew 1 per example.com/rack of app=trainer), or label the "
+                        "candidates with example.com/rack")
 
 
 def _port(pod, port=8080):

@@ -130,15 +130,29 @@ def _forbidden(matched: tuple[int, ...], cluster: Cluster) -> dict[tuple[str, st
     return forbidden
 
 
-def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] | None:
-    """(scheduler reason, text) of the first inter-pod rule the node breaks, in the scheduler's order."""
+@dataclass(frozen=True, kw_only=True)
+class Breach:
+    """The first inter-pod rule a node breaks: the scheduler's reason, the text, and what the next action names."""
+
+    scheduler: str
+    text: str
+    rule: str  # "affinity" (the pod's own), "anti" (the pod's own), "existing" (a bound pod's, against it)
+    term: str
+    pods: tuple[str, ...] = ()  # the pods it counts there (the first few)
+    domain: str = ""  # key=value of the node ("" when it lacks the key, or no pod anywhere matches the affinity)
+    key: str = ""  # the term's topology key
+
+
+def breach(pod: PodFacts, node: NodeView, cluster: Cluster) -> Breach | None:
+    """The first inter-pod rule the node breaks, in the scheduler's order."""
     s = state(pod, cluster)
     labels = node.labels
     missing = False
     for term, counts, _names in s.affinity:
         value = labels.get(term.topology_key)
         if value is None:
-            return AFFINITY_RULES, f"required pod affinity ({term}): the node has no label {term.topology_key}"
+            return Breach(scheduler=AFFINITY_RULES, rule="affinity", term=str(term), key=term.topology_key,
+                          text=f"required pod affinity ({term}): the node has no label {term.topology_key}")
         if not counts.get(value):
             missing = True
     if missing and not (not s.affinity_anywhere and s.self_match):
@@ -147,20 +161,25 @@ def failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> tuple[str, str] 
                  else "no matching pod in the node's " + ", ".join(f"{t.topology_key}={labels.get(t.topology_key)}"
                                                                     for t, c, _ in s.affinity
                                                                     if not c.get(labels.get(t.topology_key, ""))))
-        return AFFINITY_RULES, f"required pod affinity ({term}): {where}"
+        return Breach(scheduler=AFFINITY_RULES, rule="affinity", term=str(term), key=term.topology_key,
+                      domain=f"{term.topology_key}={labels.get(term.topology_key)}" if s.affinity_anywhere else "",
+                      text=f"required pod affinity ({term}): {where}")
     for term, counts, names in s.anti:
         value = labels.get(term.topology_key)
         if value is not None and counts.get(value):
             more = counts[value] - len(names[value])
-            return ANTI_AFFINITY_RULES, (f"required pod anti-affinity ({term}): {', '.join(names[value])}"
-                                         + (f" and {more} more" if more > 0 else "")
-                                         + f" in {term.topology_key}={value}")
+            return Breach(scheduler=ANTI_AFFINITY_RULES, rule="anti", term=str(term), pods=tuple(names[value]),
+                          domain=f"{term.topology_key}={value}", key=term.topology_key,
+                          text=(f"required pod anti-affinity ({term}): {', '.join(names[value])}"
+                                + (f" and {more} more" if more > 0 else "") + f" in {term.topology_key}={value}"))
     for key in s.forbidden_keys:
         value = labels.get(key)
         hit = s.forbidden.get((key, value)) if value is not None else None
         if hit is not None:
             pods, term = hit
-            return EXISTING_ANTI_AFFINITY, f"{', '.join(pods)} in {key}={value} has required anti-affinity ({term}) against it"
+            return Breach(scheduler=EXISTING_ANTI_AFFINITY, rule="existing", term=term, pods=tuple(pods),
+                          domain=f"{key}={value}", key=key,
+                          text=f"{', '.join(pods)} in {key}={value} has required anti-affinity ({term}) against it")
     return None
 
 
@@ -174,9 +193,9 @@ def check_interpod(pod: PodFacts, node: NodeView, cluster: Cluster) -> Reason | 
     """`pod-affinity`, and the scheduler's InterPodAffinity filter (its fixed reason strings)."""
     if not interpod_applies(pod, cluster):
         return None
-    found = failure(pod, node, cluster)
+    found = breach(pod, node, cluster)
     if found is None:
         return None
-    reason, text = found
     old = cluster.server_minor is not None and cluster.server_minor < 22
-    return Reason(check=Check.POD_AFFINITY, text=text, scheduler=((AFFINITY_OLD, reason) if old else (reason,)))
+    return Reason(check=Check.POD_AFFINITY, text=found.text,
+                  scheduler=((AFFINITY_OLD, found.scheduler) if old else (found.scheduler,)))
