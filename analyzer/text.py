@@ -107,6 +107,11 @@ def some_names(items: list[str], limit: int = 3, total: int | None = None) -> st
     return shown + (f" (+{total - limit} more)" if total > limit else "")
 
 
+def verb(items: Sequence[object], one: str, many: str) -> str:
+    """The word for one item or for several: `verb(pods, "it forbids", "they forbid")`."""
+    return one if len(items) == 1 else many
+
+
 PROBLEMS_SHOWN = 50  # problem lines a command prints; the rest are counted
 
 

@@ -77,6 +77,23 @@ def test_quota_refuses_used_plus_requested_over_hard(tmp_path, hard, used, resou
     if word == "quota-exceeded":
         [key] = hard
         assert any(key in s and "team-quota" in s for s in v.evidence["admission"]["quota"])
+        assert f"ResourceQuota {NS}/team-quota" in v.action and key in v.action  # the quota and the key named
+
+
+def test_quota_action_says_what_to_free_or_how_high_to_raise_it(tmp_path):
+    # the plugin admits when used + requested <= hard: free the excess, or raise hard to used + requested
+    root = _bundle(tmp_path, [quota("team-quota", NS, {"requests.nvidia.com/gpu": "4"}, {"requests.nvidia.com/gpu": "3"})])
+    v = _word(root, _m41(tmp_path))
+    assert v.word == "quota-exceeded"
+    assert v.action == (f"free 1 requests.nvidia.com/gpu in namespace {NS} (3 of 4 used), or raise the hard "
+                        f"requests.nvidia.com/gpu of ResourceQuota {NS}/team-quota to at least 5")
+
+
+def test_quota_action_for_a_pod_alone_larger_than_the_quota_does_not_say_free(tmp_path):
+    root = _bundle(tmp_path, [quota("team-quota", NS, {"requests.nvidia.com/gpu": "1"}, {"requests.nvidia.com/gpu": "0"})])
+    v = _word(root, _m41(tmp_path))
+    assert v.action == (f"ask for at most 1 nvidia.com/gpu (the pod alone asks 2, more than ResourceQuota "
+                        f"{NS}/team-quota allows), or raise its hard requests.nvidia.com/gpu to at least 2")
 
 
 def test_quota_in_another_namespace_does_not_count(tmp_path):
@@ -166,6 +183,7 @@ def test_missing_runtimeclass_is_no_runtimeclass(tmp_path):
     assert v.word == "no-runtimeclass"
     assert v.evidence["admission"]["runtimeClassName"] == "nvidia"
     assert v.evidence["admission"]["runtimeclasses_in_bundle"] == ["standard"]
+    assert v.action == "create RuntimeClass nvidia, or set runtimeClassName to one that exists (standard)"
 
 
 def test_runtimeclass_is_checked_before_quota(tmp_path):

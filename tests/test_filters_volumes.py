@@ -43,6 +43,10 @@ def test_the_recording_wffc_claim_whose_only_pv_is_on_the_cpu_node_is_volume_nod
     assert v.scheduler["comparison"].startswith("agrees")
     where = v.evidence["volume_topology"][0]
     assert where["usable_on"] == ["c1"] and where["candidates"] == ["g1", "g2"]
+    # causes.md: put the data where the GPU nodes are; the claim, its only volume and the class named
+    assert v.action == ("create a PersistentVolume of class local-storage for claim lab/scratch that g1, g2 can use "
+                        "(local-pv-c1 is only for kubernetes.io/hostname in (c1)), or give StorageClass local-storage "
+                        "a provisioner")
 
 
 def test_missing_claim_is_no_volumeclaim_with_the_v136_prefilter_sentence(tmp_path):
@@ -77,6 +81,8 @@ def test_bound_pv_whose_node_affinity_excludes_the_gpu_nodes(tmp_path):
     assert v.word == "volume-node-conflict"
     assert v.scheduler["rebuilt"] == ("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, "
                                       "2 node(s) didn't match PersistentVolume's node affinity.")
+    assert v.action == ("move claim lab/scratch's data to a volume g1, g2 can use (PersistentVolume local-pv-c1 has "
+                        "node affinity kubernetes.io/hostname in (c1)), or add a GPU node it allows")
 
 
 def test_bound_pv_in_another_zone_by_zone_labels(tmp_path):
@@ -89,6 +95,8 @@ def test_bound_pv_in_another_zone_by_zone_labels(tmp_path):
     assert v.word == "volume-node-conflict"
     assert "2 node(s) had no available volume zone" in v.scheduler["rebuilt"]
     assert v.evidence["volume_topology"][0]["candidates_by_zone"] == {"a": 1, "b": 1}
+    assert v.action == ("move claim lab/scratch's data to a volume in the zone of g1, g2 (PersistentVolume local-pv-c1 "
+                        "is in topology.kubernetes.io/zone=c), or add a GPU node there")
 
 
 def test_a_bound_pv_failing_before_claims_that_fail_each_their_own_way_is_one_group_as_node_by_node(tmp_path):
@@ -166,6 +174,9 @@ def test_csi_storage_capacity_too_small_is_volume_node_conflict(tmp_path):
         "csidrivers": add(driver), "csistoragecapacities": add(capacity)}), KEY)
     assert v.word == "volume-node-conflict"
     assert "2 node(s) did not have enough free storage" in v.scheduler["rebuilt"]
+    assert v.action.startswith("free or add storage of class local-storage that g1, g2 can reach (no "
+                               "CSIStorageCapacity there holds the ")
+    assert v.action.endswith(" claim lab/scratch asks), or shrink the claim")
 
 
 def _csi_pv(name: str) -> dict:

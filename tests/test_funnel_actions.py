@@ -196,3 +196,15 @@ def test_explain_names_the_nodes_a_daemonset_pods_affinity_leaves_out_on_one_lin
     nearest = out.split("Nearest nodes")[1].split("\n\n")[0]
     assert "it may run only on gpu-a (its required node affinity names that node alone)" in " ".join(nearest.split())
     assert "gpu-b" not in nearest
+
+
+def test_fits_now_names_the_nodes_and_when_the_scheduler_tries_again(tmp_path):
+    # kube-scheduler's queue flushes unschedulable pods after podMaxInUnschedulablePodsDuration (5 minutes,
+    # pkg/scheduler/internal/queue DefaultPodMaxInUnschedulablePodsDuration), sooner when the cluster changes.
+    root = make_bundle(tmp_path, pods=[gpu_pod("trainer")], nodes=[gpu_node("gpu-a"), gpu_node("gpu-b")])
+    word, action, reason = _first_lines(root, "lab/trainer")
+    assert word == "lab/trainer: fits-now"
+    assert action == ("wait for the scheduler's next try (within 5 minutes): by the bundle it fits on gpu-a, gpu-b; if "
+                      "it stays Pending, the scheduler sees what the bundle does not: compare its message with this "
+                      "evidence")
+    assert reason == "fits now on gpu-a, gpu-b"

@@ -129,6 +129,44 @@ def test_image_pull_from_the_waiting_reason_with_message_quoted_and_events_newes
     assert "agrees" in v.evidence["cross_check"]
 
 
+def _pull_fails_with(tmp_path, error: str, **spec):
+    state = {"waiting": {"reason": "ErrImagePull", "message": error}}
+    root = trainer_bundle(tmp_path, state=state, events=[("Failed", f'Failed to pull image "{IMAGE}": {error}',
+                                                          "2026-12-01T23:21:30Z", 3)])
+    if spec:
+        pods = _read(root, "pods")
+        _item(pods, TRAINER.split("/")[1])["spec"].update(spec)
+        _write(root, "pods", pods)
+    return one(root)
+
+
+def test_image_pull_action_names_the_image_when_the_registry_says_it_does_not_exist(tmp_path):
+    # containerd: failed to resolve reference …: not found (the tag is not in the registry)
+    v = _pull_fails_with(tmp_path, PULL_ERROR)
+    assert v.action == (f"fix the image {IMAGE!r} of container train: nvcr.io says it does not exist (the tag, the "
+                        f"digest or the repository)")
+
+
+def test_image_pull_action_asks_for_a_pull_secret_when_the_registry_refuses(tmp_path):
+    error = (f'rpc error: code = Unknown desc = failed to pull and unpack image "{IMAGE}": failed to resolve reference '
+             f'"{IMAGE}": failed to authorize: failed to fetch oauth token: unexpected status from GET request to '
+             f'https://nvcr.io/proxy_auth?scope=repository%3Anvidia%2Fpytorch%3Apull: 401 Unauthorized')
+    v = _pull_fails_with(tmp_path, error)
+    assert v.action == (f"give the pod a pull secret that nvcr.io accepts for {IMAGE} (it has no imagePullSecrets), or "
+                        f"fix the image {IMAGE!r} of container train")
+    # Docker Hub's "pull access denied, repository does not exist or may require authorization" is the same fix
+    v = _pull_fails_with(tmp_path / "hub", 'pull access denied, repository does not exist or may require authorization: '
+                                           'server message: insufficient_scope', imagePullSecrets=[{"name": "ngc"}])
+    assert "(its imagePullSecrets ngc)" in v.action
+
+
+def test_image_pull_action_names_the_node_and_registry_when_the_node_cannot_reach_it(tmp_path):
+    error = (f'rpc error: code = Unknown desc = failed to pull and unpack image "{IMAGE}": failed to do request: Head '
+             f'"https://nvcr.io/v2/nvidia/pytorch/manifests/24.05-py3": dial tcp 203.0.113.7:443: i/o timeout')
+    v = _pull_fails_with(tmp_path, error)
+    assert v.action == "let node g1 reach nvcr.io (DNS, proxy, firewall, the registry's certificate), or use a mirror"
+
+
 def test_image_pull_wins_over_volume_events(tmp_path):
     # The table's order: `image-pull` before `volume-mount` (node-start.md: the first in the table wins).
     state, events = IMAGE_CASES["ErrImagePull"]
@@ -185,6 +223,9 @@ def test_unexpected_admission_error_recording_names_its_replacement():
     assert v.evidence["replaced_by"]["pod"] == REPLACEMENT
     assert v.evidence["rejection"]["event"]["message"].startswith("Allocate failed")  # the event has no prefix
     assert vs[REPLACEMENT].word == w.EXHAUSTED
+    # the device plugin on that node is the repair; the controller has already replaced the pod
+    assert v.action == (f"repair the device plugin for nvidia.com/gpu on g1; {REPLACEMENT} (Pending) already replaces "
+                        f"this pod, which can be deleted")
 
 
 def test_unexpected_admission_error_no_healthy_devices(tmp_path):
@@ -197,6 +238,7 @@ def test_unexpected_admission_error_no_healthy_devices(tmp_path):
     v = one(root, REJECTED)
     assert v.word == w.NODE_RUNTIME
     assert "no healthy devices present" in v.reason and REPLACEMENT in v.reason
+    assert v.action.startswith("repair the device plugin for nvidia.com/gpu on g1; ")
 
 
 def test_out_of_gpu_for_a_pod_placed_with_node_name_is_exhausted(tmp_path):
@@ -298,6 +340,8 @@ def test_bound_to_a_node_not_in_the_bundle_is_node_side(tmp_path):
     v = one(root)
     assert v.word == w.NODE_SIDE
     assert "g1 is not in the bundle" in v.reason and v.evidence["node"]["in_bundle"] is False
+    assert v.action == (f"if node g1 is gone, delete {v.target.key} so its controller makes another; if not, collect "
+                        f"the bundle again with nodes")
 
 
 def test_bound_to_a_not_ready_node_is_node_side(tmp_path):
@@ -310,11 +354,14 @@ def test_bound_to_a_not_ready_node_is_node_side(tmp_path):
     v = one(root)
     assert v.word == w.NODE_SIDE
     assert "NotReady (Ready=Unknown: NodeStatusUnknown)" in v.reason
+    assert v.action.startswith("bring node g1 back to Ready (the kubelet and the container runtime on g1")
 
 
 def test_nothing_reported_is_node_side(tmp_path):
     v = one(trainer_bundle(tmp_path, state=None))
     assert v.word == w.NODE_SIDE and "has reported nothing" in v.reason
+    assert v.action == ("look at the kubelet and the container runtime on g1 (kubectl describe node g1, their logs "
+                        f"there): they have reported nothing for {v.target.key}")
 
 
 def test_node_events_are_kept_by_the_streaming_reader():

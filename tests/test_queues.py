@@ -182,6 +182,10 @@ def test_every_flavor_ruled_out_by_node_labels_is_selector_mismatch(tmp_path):
     v = verdicts(root)[PENDING]
     assert v.word == w.SELECTOR_MISMATCH and "a100" in v.reason
     assert v.evidence["queue"]["flavors"][0]["ruled_out"] == "flavor a100 doesn't match node affinity"
+    # the flavor's nodeLabels named: what the selector must accept (Kueue's flavorassigner checks them)
+    assert v.action.startswith("make the pod's nodeSelector/affinity accept a ResourceFlavor of ClusterQueue ")
+    assert "a100 (" in v.action and "nvidia.com/gpu.product=" in v.action and v.action.endswith("; or change those "
+                                                                                                 "flavors' nodeLabels")
 
 
 def test_every_flavor_ruled_out_by_taints_is_untolerated_taint(tmp_path):
@@ -191,6 +195,8 @@ def test_every_flavor_ruled_out_by_taints_is_untolerated_taint(tmp_path):
     v = verdicts(root)[PENDING]
     assert v.word == w.UNTOLERATED_TAINT and "a100: dedicated=training:NoSchedule" in v.reason
     assert v.evidence["queue"]["rebuilt"].endswith("untolerated taint dedicated=training:NoSchedule in flavor a100")
+    assert v.action == ("add the toleration {key: dedicated, operator: Equal, value: training, effect: NoSchedule} to "
+                        "the pod (ResourceFlavor a100 carries it as a nodeTaint), or remove the nodeTaint from the flavor")
 
 
 # -- admitted workloads, admission checks, no Kueue files ------------------------------------------------------
@@ -229,6 +235,10 @@ def test_admission_checks_pending_is_scheduling_gated(tmp_path):
     edit(root, CQ, lambda items: items[0]["spec"].update(admissionChecks=["dws-prov"]))
     v = verdicts(root)[PENDING]
     assert v.word == w.SCHEDULING_GATED and "dws-prov (Pending)" in v.reason
+    # the check's controller (its spec.controllerName) is where to look; Kueue ungates once every check is Ready
+    assert v.action == (f"look at kueue.x-k8s.io/provisioning-request, the controller of AdmissionCheck dws-prov: it "
+                        f"has not set the check Ready for Workload {v.evidence['queue']['workload']} (Pending: "
+                        f"\"waiting for capacity\"); Kueue removes the gate once every check is Ready")
 
 
 def test_kueue_gate_in_a_bundle_without_kueue_files_names_them(tmp_path):

@@ -20,7 +20,7 @@ from analyzer.rules.interpod import check_interpod
 from analyzer.rules.reason import Reason
 from analyzer.rules.spread import check_spread
 from analyzer.rules.volume_columns import usable_any
-from analyzer.rules.volumes import _terms_text, check_volume_topology
+from analyzer.rules.volumes import check_volume_topology, terms_text
 from analyzer.rules.volumes import state as volume_state
 
 NAMES = 20  # nodes or pods named per item; the rest counted
@@ -63,13 +63,13 @@ def _volumes(cluster: Cluster, funnel: FunnelResult) -> list[dict]:
     for b in bound:
         usable = usable_on(b.volume)
         zones = {k: v for k, v in b.volume.labels.items() if k in ZONE_LABELS}
-        out.append({"claim": b.claim.key, "volume": b.volume.name, "node_affinity": _terms_text(b.volume.terms),
+        out.append({"claim": b.claim.key, "volume": b.volume.name, "node_affinity": terms_text(b.volume.terms),
                     "zone_labels": zones, "usable_on": usable[:NAMES], "usable_on_count": len(usable),
                     "candidates": candidates[:NAMES], "candidates_by_zone": _zones(cluster, candidates)})
     for d in delayed:
         usable = sorted(usable_on(*d.candidates))
         out.append({"claim": d.claim.key, "storageClassName": d.class_name, "provisioner": d.provisioner or None,
-                    "available_volumes": [{"volume": v.name, "node_affinity": _terms_text(v.terms)}
+                    "available_volumes": [{"volume": v.name, "node_affinity": terms_text(v.terms)}
                                           for v in d.candidates[:NAMES]],
                     "usable_on": usable[:NAMES], "usable_on_count": len(usable),
                     "candidates": candidates[:NAMES], "candidates_by_zone": _zones(cluster, candidates)})

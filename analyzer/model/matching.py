@@ -115,6 +115,12 @@ def term_matches(term: dict, labels: dict[str, str], node_name: str) -> bool:
     return True
 
 
+def toleration_text(t: Taint) -> str:
+    """The toleration that tolerates this taint, as a person writes it in a pod spec."""
+    value = f", operator: Equal, value: {t.value}" if t.value else ", operator: Exists"
+    return "{key: " + t.key + value + ", effect: " + t.effect + "}"
+
+
 def names_required(terms: list[dict] | None) -> frozenset[str] | None:
     """The node names a required node affinity allows when every term names them (matchFields metadata.name In;
     within a term the lists are ANDed, terms ORed), as the DaemonSet controller pins each of its pods (kubernetes

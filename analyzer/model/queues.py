@@ -145,6 +145,7 @@ class Kueue:
     flavors: dict[str, Flavor] = field(default_factory=dict)
     cohorts: dict[str, Cohort] = field(default_factory=dict)
     admission_checks: dict[str, Condition | None] = field(default_factory=dict)  # name -> its Active condition
+    check_controllers: dict[str, str] = field(default_factory=dict)  # AdmissionCheck -> its spec.controllerName
     topologies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Topology -> its levels' node labels
     missing: dict[str, str] = field(default_factory=dict)
     unreadable: set[str] = field(default_factory=set)  # the kinds of `missing` whose file is there but unreadable
@@ -303,6 +304,9 @@ def build_kueue(loaded: Loaded) -> Kueue:
 
     def check(item: dict, path: str) -> None:
         k.admission_checks[item["metadata"]["name"]] = _conditions(item).get("Active")
+        controller = (item.get("spec") or {}).get("controllerName")
+        if isinstance(controller, str) and controller:
+            k.check_controllers[item["metadata"]["name"]] = controller
 
     def topology(item: dict, path: str) -> None:
         levels = (item.get("spec") or {}).get("levels") or ()

@@ -31,11 +31,13 @@ from analyzer.bundle import catalog
 from analyzer.rules.family import Family, Plain, Rule
 from analyzer.model.admission_world import AdmissionWorld
 from analyzer.rules.admission_limits import apply_defaults, breaches
-from analyzer.rules.admission_quota import quota_findings
+from analyzer.rules.admission_quota import quota_action, quota_findings
+from analyzer.text import some_names
 from analyzer.rules.admission_validation import validation_errors
 from analyzer.targets.server_text import (SAYS_ADMITTED, SAYS_DENIED, SAYS_INVALID, SAYS_LIMITRANGE, SAYS_OTHER,
                                           SAYS_QUOTA, SAYS_RUNTIMECLASS, SAYS_UNAVAILABLE)
 from analyzer.model.target import ServerText
+from analyzer.rules.admission_answer import policy_objects, text_reason
 
 # -- the rows in the API server's order ---------------------------------------------
 
@@ -113,7 +115,10 @@ def _runtimeclass_step(cluster: Cluster, spec: dict, ev: dict) -> Step:
                     unknown=f"cannot check RuntimeClass {rc!r}: {cluster.why_missing(RUNTIMECLASSES.name)}")
     ev["runtimeclasses_in_bundle"] = sorted(cluster.runtimeclasses)
     if rc not in cluster.runtimeclasses:
-        return Step(word=words.NO_RUNTIMECLASS, refusal=f"RuntimeClass {rc!r} is not in runtimeclasses.json")
+        there = sorted(cluster.runtimeclasses)
+        return Step(word=words.NO_RUNTIMECLASS, refusal=f"RuntimeClass {rc!r} is not in runtimeclasses.json",
+                    action=f"create RuntimeClass {rc}, or set runtimeClassName to one that exists"
+                           + (f" ({some_names(there)})" if there else " (the cluster has none)"))
     return Step(word=words.NO_RUNTIMECLASS)
 
 
@@ -176,7 +181,8 @@ def _quota_step(cluster: Cluster, spec: dict, namespace: str, defaults: list[str
     resource = first.key.removeprefix("requests.").removeprefix("limits.")
     named = [d for d in defaults if f" {resource} " in d]
     return Step(word=words.QUOTA_EXCEEDED,
-                refusal=first.sentence() + (f", counting what the LimitRange filled in ({named[0]})" if named else ""))
+                refusal=first.sentence() + (f", counting what the LimitRange filled in ({named[0]})" if named else ""),
+                action=quota_action(first, namespace))
 
 
 def rebuild(cluster: Cluster, spec: dict, namespace: str, labels: dict[str, str], ev: dict) -> tuple[list[Step], dict]:
@@ -210,38 +216,6 @@ def rebuild(cluster: Cluster, spec: dict, namespace: str, labels: dict[str, str]
     return steps, after_limits
 
 
-def _text_reason(text: ServerText) -> str:
-    d = text.detail
-    if text.says == SAYS_DENIED and d.get("webhook"):
-        return f"admission webhook {d['webhook']} denied it: {d.get('message', '')}"
-    if text.says == SAYS_DENIED and d.get("policy"):
-        binding = f" (binding {d['binding']})" if d.get("binding") else ""
-        return f"ValidatingAdmissionPolicy {d['policy']}{binding} denied it: {d.get('message', '')}"
-    if text.says == SAYS_DENIED and d.get("podSecurity"):
-        return f"Pod Security {d['podSecurity']} denied it: {d.get('message', '')}"
-    if text.says == SAYS_UNAVAILABLE:
-        return f"webhook {d.get('webhook', '?')} could not be called: {d.get('message', '')}"
-    return f"the API server said: {text.text}"
-
-
-def _policy_objects(cluster: Cluster, text: ServerText, namespace: str, ev: dict) -> None:
-    """Names the denying object where the bundle holds it."""
-    world = cluster.admission
-    d = text.detail
-    if world is None:
-        return
-    if d.get("webhook") and d["webhook"] in world.webhook_names:
-        ev["denied_by"] = f"webhook {d['webhook']} of {world.webhook_names[d['webhook']]}"
-    elif d.get("policy"):
-        held = d["policy"] in world.policies
-        ev["denied_by"] = (f"ValidatingAdmissionPolicy {d['policy']}" + ("" if held else " (not in the bundle)")
-                           + (f", bound by {d['binding']}" if d.get("binding") in world.bindings else ""))
-    elif d.get("podSecurity"):
-        level = world.labels_of(namespace).get("pod-security.kubernetes.io/enforce")
-        ev["denied_by"] = (f"namespace {namespace} enforces Pod Security {level}" if level
-                           else f"Pod Security {d['podSecurity']} (the cluster's default level)")
-
-
 def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: ServerText | None,
                     labels: dict[str, str] | None = None) -> AdmissionResult:
     """spec None: the pod's spec is not in the bundle (an owner whose object was not collected): text only.
@@ -259,7 +233,7 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
 
     if recorded is not None:
         assert text is not None
-        _policy_objects(cluster, text, namespace, ev)
+        policy_objects(cluster, text, namespace, ev)
         mine = [s for s in steps if s.word == recorded]
         checked = spec is not None and recorded != words.ADMISSION_DENIED and not any(s.unknown for s in mine)
         ev["agrees"] = (_agree(any(s.refusal for s in mine) if checked else None, True, text,
@@ -267,7 +241,8 @@ def judge_admission(cluster: Cluster, spec: dict | None, namespace: str, text: S
                         "decided by the API server's text (a policy runs code the bundle does not hold)")
         _also(ev, [s for s in refusing if s.word != recorded])
         same = [s for s in mine if s.refusal]
-        return AdmissionResult(word=recorded, reason=same[0].refusal if same else _text_reason(text), evidence=ev)
+        return AdmissionResult(word=recorded, reason=same[0].refusal if same else text_reason(text), evidence=ev,
+                               action=(same[0].action or None) if same else None)
     if spec is None and text is None:
         return AdmissionResult(word=words.INSUFFICIENT_EVIDENCE,
                                reason="neither the pod template nor the API server's text is in the bundle", evidence=ev)

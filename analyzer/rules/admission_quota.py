@@ -21,6 +21,9 @@ class QuotaFinding:
     requested: str = ""
     used: str = ""
     hard: str = ""
+    at_least: str = ""  # the hard limit that would admit it: used + requested
+    excess: str = ""  # what must be freed: used + requested - hard
+    alone: bool = False  # the pod alone asks more than the hard limit: freeing usage cannot help
 
     def sentence(self) -> str:
         if self.problem == "exceeded":
@@ -110,5 +113,25 @@ def quota_findings(spec: dict, namespace: str, quotas: list[dict]) -> list[Quota
                 continue
             if used + amount > hard[key]:
                 found.append(QuotaFinding(quota=name, key=key, problem="exceeded", requested=format_exact(amount),
-                                          used=format_exact(used), hard=format_exact(hard[key])))
+                                          used=format_exact(used), hard=format_exact(hard[key]),
+                                          at_least=format_exact(used + amount),
+                                          excess=format_exact(used + amount - hard[key]), alone=amount > hard[key]))
     return found
+
+
+def quota_action(f: QuotaFinding, namespace: str) -> str:
+    """What to do about one refusal, the quota and the amounts named (the plugin compares used + requested with
+    hard, so those are the two levers: free usage, or raise hard)."""
+    where = f"ResourceQuota {namespace}/{f.quota}"
+    if f.problem == "exceeded" and f.alone:
+        asked = (f.key.removeprefix("requests.") if f.key.startswith("requests.")
+                 else f"{f.key.removeprefix('limits.')} limit" if f.key.startswith("limits.") else f.key)
+        return (f"ask for at most {f.hard} {asked} (the pod alone asks {f.requested}, more than {where} allows), or "
+                f"raise its hard {f.key} to at least {f.at_least}")
+    if f.problem == "exceeded":
+        return (f"free {f.excess} {f.key} in namespace {namespace} ({f.used} of {f.hard} used), or raise the hard "
+                f"{f.key} of {where} to at least {f.at_least}")
+    if f.problem == "must-specify":
+        return f"state {f.key} on every container ({where} limits it), or give the namespace a LimitRange default"
+    return (f"wait for the quota controller to count {f.key} in {where} (status.used), or check that "
+            f"kube-controller-manager runs")

@@ -4,7 +4,8 @@ and the nodes carrying it (`untolerated-taint`); the cordoned nodes (`cordoned`)
 (`node-unhealthy`); the nodes with allocatable 0 and the resource (`allocatable-zero`); the resource asked for
 and the GPU-labelled nodes that do not advertise it (`no-gpu-node`); the name the nodes do advertise
 (`resource-name-mismatch`); the inter-pod rule and the pods it counts (`pod-affinity`); the spread constraint and
-the domain that lacks capacity (`topology-spread`). A word this module cannot name objects for keeps the contract's
+the domain that lacks capacity (`topology-spread`); the claim and the volume or class that keeps its data from the
+candidates (`volume-node-conflict`). A word this module cannot name objects for keeps the contract's
 own action.
 
 Made once per funnel, as its reason is (pods of one shape share a funnel): the last stage's removed nodes are
@@ -20,15 +21,15 @@ from dataclasses import dataclass
 from analyzer import words
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
 from analyzer.model import gpu_labels as gl
-from analyzer.model.matching import Taint, is_cordon_taint, term_matches, untolerated
+from analyzer.model.matching import Taint, is_cordon_taint, term_matches, toleration_text, untolerated
 from analyzer.model.node_conditions import CONDITION_TAINTS, is_condition_taint
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
-from analyzer.rules import interpod, spread
+from analyzer.rules.filter_actions import FILTER_COMPOSERS
 from analyzer.rules.checks import PodFacts, is_cordoned
 from analyzer.rules.funnel_result import FunnelResult, StageResult
-from analyzer.rules.reason import Check, Removed, removed_positions
-from analyzer.text import some_names
+from analyzer.rules.reason import Check, Removed
+from analyzer.text import some_names, verb
 
 NAMED = 3  # nodes named per group in an action; the rest are counted
 
@@ -42,16 +43,11 @@ def funnel_action(funnel: FunnelResult, cluster: Cluster) -> str | None:
 
 
 def _removed(stage: StageResult) -> list[NodeView]:
-    nodes = stage.nodes
-    return [nodes[i] for i in sorted(removed_positions(stage.groups).tolist())] if stage.groups else []
+    return stage.removed_views()
 
 
 def _names(nodes: list[str]) -> str:
     return some_names(nodes, NAMED)
-
-
-def _verb(nodes: list, one: str, many: str) -> str:
-    return one if len(nodes) == 1 else many
 
 
 # -- selector-mismatch -------------------------------------------------------------------------
@@ -158,11 +154,6 @@ def _blocking(facts: PodFacts, node: NodeView) -> list[Taint]:
     return [t for t in untolerated(node.taints, facts.tolerations, effects) if not is_cordon_taint(t)]
 
 
-def _toleration(t: Taint) -> str:
-    value = f", operator: Equal, value: {t.value}" if t.value else ", operator: Exists"
-    return "{key: " + t.key + value + ", effect: " + t.effect + "}"
-
-
 def _taints(funnel: FunnelResult, cluster: Cluster) -> str | None:
     facts, stage = funnel.facts, funnel.last
     by_taint: dict[Taint, list[str]] = {}
@@ -180,7 +171,7 @@ def _taints(funnel: FunnelResult, cluster: Cluster) -> str | None:
     parts = []
     if by_taint:
         ranked = sorted(by_taint.items(), key=lambda kv: -len(kv[1]))
-        shown = "; or ".join(f"{_toleration(t)} ({_names(on)} {_verb(on, 'carries', 'carry')} {t})"
+        shown = "; or ".join(f"{toleration_text(t)} ({_names(on)} {verb(on, 'carries', 'carry')} {t})"
                              for t, on in ranked[:NAMED])
         parts.append(f"add the toleration {shown} to the pod, or remove the taint from the node")
     if cordoned:
@@ -271,7 +262,7 @@ def _advertised(funnel: FunnelResult, cluster: Cluster) -> str | None:
         what = ", ".join(asked)
         if gpu_labelled:
             parts.append(f"restore the device plugin that advertises {what} on {_names(gpu_labelled)}: "
-                         f"{_verb(gpu_labelled, 'labelled as a GPU node, it advertises', 'labelled as GPU nodes, they advertise')}"
+                         f"{verb(gpu_labelled, 'labelled as a GPU node, it advertises', 'labelled as GPU nodes, they advertise')}"
                          f" no {what}, and no candidate does")
         else:
             # A CPU node is what it is (gpu_labels.cpu_node): no device plugin to restore there.
@@ -302,72 +293,6 @@ def _other_name(funnel: FunnelResult, cluster: Cluster) -> str | None:
     return f"{asks}; or change {change}"
 
 
-# -- pod-affinity and topology-spread: the rule named, and the pods or the domain it counts ----------------------
-
-def _first_nodes(stage: StageResult) -> list[NodeView]:
-    """The first node of each group the stage removed (a group shares one text, so one rule): every group, so the
-    pods and domains the action counts are all of them (once per funnel)."""
-    return [stage.nodes[int(group.at[0])] for group in stage.groups]
-
-
-def _domains(domains: list[str], key: str) -> str:
-    """A few key=value domains by name; many (one per node for kubernetes.io/hostname) by their number."""
-    return _names(domains) if len(domains) <= NAMED else f"{len(domains)} {key} domains"
-
-
-def _pod_affinity(funnel: FunnelResult, cluster: Cluster) -> str | None:
-    """causes.md: relax the rule (named), or move the pods it counts: the pod's own anti-affinity with the pods
-    in the candidates' domains, its own affinity with where no matching pod runs, or the bound pods whose
-    anti-affinity forbids it."""
-    found: dict[tuple[str, str], list[interpod.Breach]] = {}
-    for node in _first_nodes(funnel.last):
-        b = interpod.breach(funnel.facts, node, cluster)
-        if b is not None:
-            found.setdefault((b.rule, b.term), []).append(b)
-    parts = []
-    for (rule, term), breaches in found.items():
-        pods = list(dict.fromkeys(p for b in breaches for p in b.pods))
-        domains = list(dict.fromkeys(b.domain for b in breaches if b.domain))
-        key = breaches[0].key
-        if rule == "anti":
-            parts.append(f"relax this pod's required pod anti-affinity ({term}), or move the pods it counts: "
-                         f"{_names(pods)} (in {_domains(domains, key)})")
-        elif rule == "existing":
-            parts.append(f"relax the required anti-affinity ({term}) of {_names(pods)}, or move {_verb(pods, 'it', 'them')}: "
-                         f"{_verb(pods, 'it forbids', 'they forbid')} this pod in {_domains(domains, key)}")
-        elif domains:
-            parts.append(f"relax this pod's required pod affinity ({term}), or run a pod it matches in "
-                         f"{_domains(domains, key)}, where the candidates are")
-        elif any(b.text.endswith(f"the node has no label {key}") for b in breaches):
-            parts.append(f"relax this pod's required pod affinity ({term}), or label the candidates with {key}")
-        else:
-            parts.append(f"relax this pod's required pod affinity ({term}), or start a pod it matches: none runs "
-                         f"anywhere")
-    return "; ".join(parts) or None
-
-
-def _topology_spread(funnel: FunnelResult, cluster: Cluster) -> str | None:
-    """causes.md: relax the constraint, or add capacity in the domain that lacks it: the constraint the candidates
-    break, and its least loaded domains (or, below minDomains, another domain)."""
-    texts = [spread.failure(funnel.facts, node, cluster) for node in _first_nodes(funnel.last)]
-    parts = []
-    for d in spread.state(funnel.facts, cluster):
-        c = d.constraint
-        broken = [t for _, t in filter(None, texts) if t.startswith(f"topology spread ({c}): ")]
-        if not broken:
-            continue
-        if all(t.endswith(f"the node has no label {c.topology_key}") for t in broken):
-            parts.append(f"relax the topology spread ({c}), or label the candidates with {c.topology_key}")
-        elif c.min_domains and len(d.counts) < c.min_domains:
-            parts.append(f"relax the topology spread ({c}), or add capacity in another {c.topology_key}: "
-                         f"{len(d.counts)} of minDomains {c.min_domains} have a node it may use")
-        else:
-            low = [f"{c.topology_key}={v}" for v, n in sorted(d.counts.items()) if n == d.minimum]
-            parts.append(f"relax the topology spread ({c}), or add capacity in {_names(low)}, the least loaded "
-                         f"({d.minimum} matching pod(s))")
-    return "; ".join(parts) or None
-
-
 _COMPOSERS: dict[str, Callable[[FunnelResult, Cluster], str | None]] = {
     words.SELECTOR_MISMATCH: _selector,
     words.UNTOLERATED_TAINT: _taints,
@@ -376,6 +301,5 @@ _COMPOSERS: dict[str, Callable[[FunnelResult, Cluster], str | None]] = {
     words.ALLOCATABLE_ZERO: _allocatable,
     words.NO_GPU_NODE: _advertised,
     words.RESOURCE_NAME_MISMATCH: _other_name,
-    words.POD_AFFINITY: _pod_affinity,
-    words.TOPOLOGY_SPREAD: _topology_spread,
+    **FILTER_COMPOSERS,
 }

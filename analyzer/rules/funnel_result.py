@@ -56,6 +56,11 @@ class StageResult:
         for i, k in zip(at[order].tolist(), which[order].tolist()):
             yield nodes[i].name, self.groups[k].reason
 
+    def removed_views(self) -> list[NodeView]:
+        """The removed nodes, in the order of nodes.json."""
+        nodes = self.nodes
+        return [nodes[i] for i in sorted(removed_positions(self.groups).tolist())] if self.groups else []
+
     @property
     def removed(self) -> list[tuple[str, Reason]]:
         return list(self.removed_nodes())

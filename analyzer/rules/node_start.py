@@ -87,11 +87,26 @@ def _rejected(case: Case, events: list[PodEvent]) -> Decision:
         ev["placement"] = _placement(case, resource)
         return Decision(word=words.EXHAUSTED, reason=head + tail)
     if reason == "UnexpectedAdmissionError":
-        return Decision(word=words.NODE_RUNTIME, reason=head + tail)
+        return Decision(word=words.NODE_RUNTIME, reason=head + tail, action=_admission_error_action(t, message, replaced))
     if reason == ns.TOPOLOGY_AFFINITY:
         ev["numa"] = numa.layout(case)
         return Decision(word=words.NUMA_UNALIGNED, reason=head + "; " + numa.sentence(ev["numa"]) + tail)
     return Decision(word=words.NODE_SIDE, reason=head + tail)
+
+
+# devicemanager/manager.go devicesToAllocate: "requested number of devices unavailable for %s. Requested: …" and
+# "no healthy devices present; cannot allocate unhealthy devices %s"
+_UNAVAILABLE_FOR = re.compile(r"(?:devices unavailable for|cannot allocate unhealthy devices) ([\w./-]+?)[.,]? ")
+
+
+def _admission_error_action(t: Target, message: str, replaced: dict | None) -> str:
+    """UnexpectedAdmissionError: the kubelet's device manager found fewer devices than the node advertised when the
+    pod came (its plugin's devices went unhealthy or re-registered fewer): that plugin on that node is the repair."""
+    m = _UNAVAILABLE_FOR.search(message + " ")
+    what = f"the device plugin for {m.group(1)}" if m else "the GPU stack (driver, container toolkit, device plugin or DRA driver)"
+    after = (f"; {replaced['pod']} ({replaced['phase'] or 'no phase'}) already replaces this pod, which can be deleted"
+             if replaced else f", then delete {t.key} and create it again (a rejected pod is never retried)")
+    return f"repair {what} on {t.node_name}{after}"
 
 
 def _replacement(t: Target, newest: dict[str, tuple[str, str, str, str]]) -> dict | None:
@@ -167,8 +182,49 @@ def _image_pull(case: Case, states: list[dict], events: list[PodEvent]) -> Decis
     row = next((s for s in states if (s.get("waiting") or {}).get("reason") in ns.IMAGE_REASONS), None)
     if row is None:
         return None
-    _cross_check(case, events, ns.IMAGE_EVENTS)
-    return Decision(word=words.IMAGE_PULL, reason=_quote(row))
+    said = _cross_check(case, events, ns.IMAGE_EVENTS)
+    return Decision(word=words.IMAGE_PULL, reason=_quote(row),
+                    action=_image_action(case, row, said.message if said is not None else ""))
+
+
+# What the runtime says when a pull fails, by which of the contract's three fixes it asks for (containerd's and
+# CRI-O's errors as the kubelet's image manager wraps them; registries answer 401/403/404/429 in their own words).
+_NOT_THERE = re.compile(r"not found|manifest unknown|name unknown|repository does not exist|NotFound", re.I)
+_NOT_ALLOWED = re.compile(r"unauthorized|authentication required|denied|forbidden|\b40[13]\b|no basic auth", re.I)
+_RATE = re.compile(r"toomanyrequests|too many requests|rate limit|\b429\b", re.I)
+_UNREACHABLE = re.compile(r"i/o timeout|no such host|connection refused|dial tcp|x509|tls|network is unreachable|"
+                          r"deadline exceeded|connection reset", re.I)
+
+
+def _registry(image: str) -> str:
+    """The registry host of an image reference (docker.io when its first part is no host, as the runtime reads it)."""
+    first, sep, _ = image.partition("/")
+    return first if sep and ("." in first or ":" in first or first == "localhost") else "docker.io"
+
+
+def _image_action(case: Case, row: dict, event: str) -> str:
+    """The contract's three fixes (the reference, the pull secret, the node's access to the registry), the one the
+    runtime's words point to, with the image, the secret and the node named."""
+    spec, t = case.spec or {}, case.target
+    name = row.get("container")
+    containers = [c for key in ("initContainers", "containers") for c in spec.get(key) or () if isinstance(c, dict)]
+    image = str(next((c.get("image") for c in containers if c.get("name") == name), "") or "")
+    registry = _registry(image)
+    text = f"{(row.get('waiting') or {}).get('message') or ''} {event}"
+    ref = f"image {image!r} of container {name}"
+    if (row.get("waiting") or {}).get("reason") == "InvalidImageName":
+        return f"fix the {ref}: it is not a valid image reference"
+    if _RATE.search(text):
+        return f"{registry} limits pulls from node {t.node_name}: pull with credentials (a pull secret), or use a mirror"
+    if _NOT_ALLOWED.search(text):
+        secrets = [str(s.get("name")) for s in spec.get("imagePullSecrets") or () if isinstance(s, dict)]
+        have = f"its imagePullSecrets {', '.join(secrets)}" if secrets else "it has no imagePullSecrets"
+        return f"give the pod a pull secret that {registry} accepts for {image} ({have}), or fix the {ref}"
+    if _NOT_THERE.search(text):
+        return f"fix the {ref}: {registry} says it does not exist (the tag, the digest or the repository)"
+    if _UNREACHABLE.search(text):
+        return f"let node {t.node_name} reach {registry} (DNS, proxy, firewall, the registry's certificate), or use a mirror"
+    return f"fix the {ref}, its pull secret, or node {t.node_name}'s access to {registry}"
 
 
 def _missing_object(text: str) -> str | None:
@@ -278,18 +334,24 @@ def _multi_attach(case: Case, events: list[PodEvent]) -> Decision | None:
 def _nothing_said(case: Case, states: list[dict], events: list[PodEvent]) -> Decision:
     t, ev = case.target, case.evidence
     node = ev.get("node") or {}
+    look = f"look at the kubelet and the container runtime on {t.node_name} (kubectl describe node {t.node_name}, their logs there)"
     if node.get("in_bundle") is False:
         why = f"its node {t.node_name} is not in the bundle (deleted, or not collected)"
+        action = (f"if node {t.node_name} is gone, delete {t.key} so its controller makes another; if not, collect "
+                  f"the bundle again with nodes")
     elif node.get("ready") not in (None, "True"):
         cond = node.get("ready_reason") or ""
         why = f"its node {t.node_name} is NotReady (Ready={node.get('ready')}{': ' + cond if cond else ''})"
+        action = f"bring node {t.node_name} back to Ready ({look.removeprefix('look at ')}), or delete {t.key} so its controller places another"
     elif not states and not events:
         why = f"the kubelet on {t.node_name} has reported nothing for it (no container status, no event)"
+        action = f"{look}: they have reported nothing for {t.key}"
     else:
         waiting = next((s for s in states if s.get("waiting")), None)
         why = (f"still Pending on {t.node_name}: " + (_quote(waiting) if waiting else "no container has started")
                + "; nothing the node reports names a cause")
-    return Decision(word=words.NODE_SIDE, reason=why)
+        action = f"{look}: nothing they report names a cause"
+    return Decision(word=words.NODE_SIDE, reason=why, action=action)
 
 
 def _node_evidence(case: Case) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from analyzer import words
 from analyzer import prose
+from analyzer.model.matching import toleration_text
 from analyzer.model.quantity import format_units
 from analyzer.model.queue_quota import admitted
 from analyzer.model.queue_world import QueueWorld
@@ -139,7 +140,8 @@ def decide(case: Case) -> Decision | None:
         ev["admissionChecks"] = [{"name": n, "state": s, "message": m} for n, s, m in w.checks]
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"quota reserved in ClusterQueue {w.cluster_queue or cq.name}; waiting for admission "
-                               f"check(s) " + ", ".join(f"{n} ({s or 'Pending'})" for n, s, _ in pending or w.checks))
+                               f"check(s) " + ", ".join(f"{n} ({s or 'Pending'})" for n, s, _ in pending or w.checks),
+                        action=_checks_action(w, pending or w.checks, k.check_controllers))
     outcomes = _assigned(w, cq, world)
     failed = next((o for o in outcomes if o.failed), None)
     if failed is not None:
@@ -194,13 +196,16 @@ def _quota_decision(ev: dict, ps: PodSetOutcome, world: QueueWorld) -> Decision:
     ev["flavors"] = world.memo[key]
     if ps.tries and all(t.ruled_out for t in ps.tries):
         names = ", ".join(t.flavor for t in ps.tries)
+        cq = ev.get("clusterQueue", "")
         if not any(t.selector_ok for t in ps.tries):
             return Decision(word=words.SELECTOR_MISMATCH,
                             reason=f"no ResourceFlavor of the queue matches the pod's nodeSelector/affinity "
-                                   f"(flavor {names}): fix the selector or the flavor's nodeLabels")
+                                   f"(flavor {names}): fix the selector or the flavor's nodeLabels",
+                            action=_flavor_labels_action(ps, cq, world))
         taints = "; ".join(f"{t.flavor}: {t.taint}" for t in ps.tries if t.taint)
         return Decision(word=words.UNTOLERATED_TAINT,
-                        reason=f"every ResourceFlavor of the queue has a nodeTaint the pod does not tolerate ({taints})")
+                        reason=f"every ResourceFlavor of the queue has a nodeTaint the pod does not tolerate ({taints})",
+                        action=_flavor_taints_action(ps))
     tried = [t for t in ps.tries if not t.ruled_out]
     too_large = all(any(r.problem == "too-large" for r in t.resources) for t in tried)
     ev["too_large"] = too_large
@@ -221,6 +226,46 @@ def _quota_action(ev: dict, tried: list, too_large: bool) -> str:
     free = format_units(short.resource, max(short.free, 0))
     return (f"wait for workloads in ClusterQueue {cq} to finish ({free} {short.resource} free now, {asked} "
             f"asked), or raise the queue's quota")
+
+
+def _checks_action(w: Workload, waiting: list[tuple[str, str, str]], controllers: dict[str, str]) -> str:
+    """Quota reserved, admission checks not Ready: Kueue admits (and ungates the pods) once every check of the
+    Workload is Ready; each check is its controller's to decide (e.g. a ProvisioningRequest's autoscaler)."""
+    name, state, message = waiting[0]
+    owner = controllers.get(name)
+    who = f"{owner}, the controller of AdmissionCheck {name}" if owner else f"the controller of AdmissionCheck {name}"
+    said = f": \"{message}\"" if message else ""
+    more = f" (and {len(waiting) - 1} more check(s))" if len(waiting) > 1 else ""
+    return (f"look at {who}: it has not set the check Ready for Workload {w.key} ({state or 'Pending'}{said}){more}; "
+            f"Kueue removes the gate once every check is Ready")
+
+
+def _flavor_labels_action(ps: PodSetOutcome, cq: str, world: QueueWorld) -> str:
+    """selector-mismatch at the queue: Kueue places the workload only on a flavor whose nodeLabels the pod's
+    nodeSelector and required affinity accept (flavorassigner), so the labels of each flavor are named."""
+    flavors = world.kueue.flavors
+    shown = []
+    for t in ps.tries[:3]:
+        f = flavors.get(t.flavor)
+        if f is None:
+            shown.append(f"{t.flavor} (not found)")
+            continue
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(f.node_labels.items()))
+        shown.append(f"{t.flavor} ({labels or 'no nodeLabels'})")
+    more = f" and {len(ps.tries) - 3} more" if len(ps.tries) > 3 else ""
+    return (f"make the pod's nodeSelector/affinity accept a ResourceFlavor of ClusterQueue {cq}: "
+            f"{', '.join(shown)}{more}; or change those flavors' nodeLabels")
+
+
+def _flavor_taints_action(ps: PodSetOutcome) -> str:
+    """untolerated-taint at the queue: a flavor's nodeTaints rule it out unless the pod tolerates them."""
+    by_taint: dict[str, list[str]] = {}
+    for t in ps.tries:
+        if t.taint is not None:
+            by_taint.setdefault(toleration_text(t.taint), []).append(t.flavor)
+    toleration, flavors = next(iter(by_taint.items()))
+    return (f"add the toleration {toleration} to the pod (ResourceFlavor {', '.join(flavors)} "
+            f"{'carries' if len(flavors) == 1 else 'carry'} it as a nodeTaint), or remove the nodeTaint from the flavor")
 
 
 def _flavor_evidence(t, cq: str, world: QueueWorld) -> dict:

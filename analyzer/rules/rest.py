@@ -52,7 +52,12 @@ def decide(case: Case) -> Decision:
     if needs:
         ev["not_modelled"] = needs
         return Decision(word=words.UNCLASSIFIED, reason=f"{len(fits)} node(s) fit, but it depends on: " + "; ".join(needs))
-    return Decision(word=words.FITS_NOW, reason=f"fits now on {some_names(fits)}")
+    # kube-scheduler moves an unschedulable pod back to its active queue when the cluster changes, and at the latest
+    # after podMaxInUnschedulablePodsDuration (5 minutes by default: scheduling_queue.go).
+    return Decision(word=words.FITS_NOW, reason=f"fits now on {some_names(fits)}",
+                    action=f"wait for the scheduler's next try (within 5 minutes): by the bundle it fits on "
+                           f"{some_names(fits)}; if it stays Pending, the scheduler sees what the bundle does not: "
+                           f"compare its message with this evidence")
 
 
 @prose.says("fits_on")

@@ -30,7 +30,7 @@ from analyzer.rules.checks import PodFacts
 from analyzer.rules.columnar import _key_codes
 from analyzer.rules.in_use import _csi_on_nodes
 from analyzer.rules.in_use import state as in_use_state
-from analyzer.rules.volumes import _allowed, _capacity_ok, _Delayed, state
+from analyzer.rules.volumes import capacity_ok, _Delayed, allowed, state
 
 
 def usable(cluster: Cluster, cols: NodeColumns, v: Volume) -> np.ndarray:
@@ -77,11 +77,11 @@ def _delayed_rule(cluster: Cluster, cols: NodeColumns, d: _Delayed) -> np.ndarra
     if not d.provisioner:
         rule[left] = 2
         return rule
-    allowed = _per_node(cluster, cols, ("allowed", d.class_name), lambda n: _allowed(d.allowed, n))
-    rule[left & ~allowed] = 3
-    left &= allowed
+    inside = _per_node(cluster, cols, ("allowed", d.class_name), lambda n: allowed(d.allowed, n))
+    rule[left & ~inside] = 3
+    left &= inside
     capacity = _per_node(cluster, cols, ("capacity", d.class_name, d.claim.request, d.capacity_tracked),
-                         lambda n: _capacity_ok(d, n, cluster))
+                         lambda n: capacity_ok(d, n, cluster))
     rule[left & ~capacity] = 4
     return rule
 

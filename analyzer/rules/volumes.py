@@ -203,7 +203,7 @@ def volume_usable(v: Volume, node: NodeView) -> bool:
     return v.terms is None or any(term_matches(t, node.labels, node.name) for t in v.terms)
 
 
-def _zone_ok(v: Volume, node: NodeView) -> str | None:
+def zone_problem(v: Volume, node: NodeView) -> str | None:
     """VolumeZone: every zone/region label of the volume must be on the node with one of its values
     (`a__b` lists several: volumehelpers.LabelZonesToSet). Returns the failing label."""
     for key in ZONE_LABELS:
@@ -212,7 +212,7 @@ def _zone_ok(v: Volume, node: NodeView) -> str | None:
     return None
 
 
-def _allowed(allowed: list[dict], node: NodeView) -> bool:
+def allowed(allowed: list[dict], node: NodeView) -> bool:
     """v1helper.MatchTopologySelectorTerms: no terms match every node; terms ORed, expressions ANDed."""
     if not allowed:
         return True
@@ -220,7 +220,7 @@ def _allowed(allowed: list[dict], node: NodeView) -> bool:
                for t in allowed)
 
 
-def _capacity_ok(d: _Delayed, node: NodeView, cluster: Cluster) -> bool:
+def capacity_ok(d: _Delayed, node: NodeView, cluster: Cluster) -> bool:
     """hasEnoughCapacity: some CSIStorageCapacity of the class, visible from the node, holds the request."""
     if not d.capacity_tracked or d.claim.request is None or cluster.storage is None:
         return True
@@ -241,7 +241,7 @@ def binding_failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[tu
         if not volume_usable(b.volume, node):
             text = PV_AFFINITY if cluster.server_minor is None or cluster.server_minor >= 34 else PV_AFFINITY_OLD
             out.append((text, f"PersistentVolume {b.volume.name} (claim {b.claim.key}) has node affinity "
-                              f"{_terms_text(b.volume.terms)}"))
+                              f"{terms_text(b.volume.terms)}"))
             break
     for d in delayed:
         if d.claim.selected_node and d.claim.selected_node != node.name:
@@ -250,14 +250,14 @@ def binding_failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[tu
         if any(volume_usable(v, node) for v in d.candidates):
             continue
         none = (f"no available PersistentVolume of class {d.class_name} for claim {d.claim.key} here"
-                + (f" ({', '.join(f'{v.name}: {_terms_text(v.terms)}' for v in d.candidates[:3])})" if d.candidates else ""))
+                + (f" ({', '.join(f'{v.name}: {terms_text(v.terms)}' for v in d.candidates[:3])})" if d.candidates else ""))
         if not d.provisioner:
             out.append((BIND_CONFLICT, none + f", and StorageClass {d.class_name} has no provisioner"))
             break
-        if not _allowed(d.allowed, node):
+        if not allowed(d.allowed, node):
             out.append((BIND_CONFLICT, none + f", and StorageClass {d.class_name}'s allowedTopologies exclude the node"))
             break
-        if not _capacity_ok(d, node, cluster):
+        if not capacity_ok(d, node, cluster):
             out.append((NOT_ENOUGH_SPACE, none + f", and no CSIStorageCapacity of {d.class_name} visible here holds "
                                                  f"{d.claim.request} bytes"))
             break
@@ -266,13 +266,13 @@ def binding_failures(pod: PodFacts, node: NodeView, cluster: Cluster) -> list[tu
 
 def zone_failure(pod: PodFacts, node: NodeView, cluster: Cluster) -> str | None:
     for b in state(pod, cluster)[0]:
-        bad = _zone_ok(b.volume, node)
+        bad = zone_problem(b.volume, node)
         if bad is not None:
             return f"PersistentVolume {b.volume.name} (claim {b.claim.key}) is in {bad}, the node is not"
     return None
 
 
-def _terms_text(terms: list[dict] | None) -> str:
+def terms_text(terms: list[dict] | None) -> str:
     parts = []
     for t in terms or ():
         exprs = [f"{e.get('key')} {str(e.get('operator', '')).lower()} ({','.join(map(str, e.get('values') or ()))})"
