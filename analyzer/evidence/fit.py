@@ -202,19 +202,27 @@ def action(fit: Fit, facts: PodFacts | None = None, controller: str | None = Non
 def _pinned_action(fit: Fit, sizes: dict[str, FitSize], pinned: tuple[str, str], controller: str) -> str | None:
     node, by = pinned
     daemonset = controller if controller.startswith("DaemonSet ") else ""
+    # Only the DaemonSet controller's own affinity is beyond a person's reach; an affinity someone wrote, or
+    # spec.nodeName, can name another node.
+    if by == "spec.nodeName":
+        other = "remove spec.nodeName so the scheduler chooses a node"
+    else:
+        other = "" if daemonset else "change that affinity to allow another node"
     for r in fit.too_large:
         s = sizes[r]
         whose = f" in {daemonset}" if daemonset else ""
         return (f"shrink the {r} request{whose} to fit {node}: {by} allows only that node, which has "
-                f"{s.largest_allocatable} allocatable even empty, and the pod asks {s.requested}")
+                f"{s.largest_allocatable} allocatable even empty, and the pod asks {s.requested}"
+                + (f"; or {other}" if other else ""))
     if not sizes:
         return None
     named = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
     if by == "spec.nodeName":  # the kubelet admits such a pod or rejects it: no scheduler, no preemption
-        return (f"free {named} on {node} (the pods holding it are listed there), or remove spec.nodeName so the "
-                f"scheduler chooses a node")
+        return f"free {named} on {node} (the pods holding it are listed there), or {other}"
     # DaemonSet pods are placed by kube-scheduler (node affinity on their node's name, kubernetes#63223), so
     # preemption applies.
-    more = f", or give {daemonset} a priority class above theirs so the scheduler preempts for it" if daemonset else ""
-    return (f"free {named} on {node}, the only node {by} allows (the pods holding it are listed there){more}; "
-            f"another node cannot help this pod")
+    if not daemonset:
+        return f"free {named} on {node}, the only node {by} allows (the pods holding it are listed there), or {other}"
+    return (f"free {named} on {node}, the only node {by} allows (the pods holding it are listed there), or give "
+            f"{daemonset} a priority class above theirs so the scheduler preempts for it; another node cannot help "
+            f"this pod")

@@ -57,7 +57,7 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
         w("\nCandidates at the fit stage (allocatable - used by non-terminated pods = free):\n")
         for row in fit.rows:
             w(f"  {row['node']}\n")
-            for line in _amounts(row):
+            for line in _amounts(row, None if width is None else width - 4):
                 w(f"    {line}\n")
             if row["used_by"]:
                 users = ", ".join(f"{u['pod']} ({u['phase']}) " + " ".join(f"{k}={x}" for k, x in u["requests"].items()) for u in row["used_by"][:10])
@@ -159,15 +159,30 @@ def _removed(stage: dict, reason: str, w: Write) -> None:
         w(f"      … and {nodes} more node(s) for {reasons} other reason(s) (every one in -o json)\n")
 
 
-def _amounts(row: dict) -> list[str]:
+def _amounts(row: dict, room: int | None = None) -> list[str]:
     """A fit row's resources as a table with a header, each column as wide as its longest value (1381109650Ki
-    and 500m in one column), so no line breaks inside a row at 80 columns."""
+    and 500m in one column), so no line breaks inside a row at 80 columns. `room`: the characters a line may
+    take (None: any). A table wider than that (nvidia.com/mig-3g.40gb beside amounts in Ki) puts each resource's
+    name on a line of its own above its amounts; narrower still, one labelled line per resource, which folds
+    at its spaces: folding a table row would put its last columns under its first."""
     head = ("", "allocatable", "used", "free", "requested")
     cells = [head] + [(r, q["allocatable"], q["used"], q["free"], q["requested"]) for r, q in row["resources"].items()]
-    widths = [max(len(str(c[k])) for c in cells) for k in range(len(head))]
     marks = [""] + ["  SHORT" if r in row["short"] else "" for r in row["resources"]]
-    return [(f"{str(c[0]):<{widths[0]}}" + "".join(f"  {str(c[k]):>{widths[k]}}" for k in range(1, len(head)))
-             + mark).rstrip() for c, mark in zip(cells, marks)]
+    widths = [max(len(str(c[k])) for c in cells) for k in range(len(head))]
+
+    def amounts(c: tuple) -> str:
+        return "".join(f"  {str(c[k]):>{widths[k]}}" for k in range(1, len(head)))
+
+    lines = [(f"{str(c[0]):<{widths[0]}}" + amounts(c) + mark).rstrip() for c, mark in zip(cells, marks)]
+    if room is None or max(len(line) for line in lines) <= room:
+        return lines
+    lines = [amounts(head).rstrip()]
+    for c, mark in zip(cells[1:], marks[1:]):
+        lines += [str(c[0]), (amounts(c) + mark).rstrip()]
+    if max(len(line) for line in lines) <= room:
+        return lines
+    return [f"{c[0]}: allocatable {c[1]}, used {c[2]}, free {c[3]}, requested {c[4]}{mark}"
+            for c, mark in zip(cells[1:], marks[1:])]
 
 
 SAID_ONCE = 40  # a clause this long that the reason already holds is referred to, not said again

@@ -124,7 +124,10 @@ SELECTOR_TEXT = "labels do not satisfy nodeSelector / required node affinity"
 
 
 def named_text(names: frozenset[str]) -> str:
-    """A node its pod's required node affinity does not name (a DaemonSet's pod: every node but its own)."""
+    """A node its pod's required node affinity does not name (a DaemonSet's pod: every node but its own). No name
+    at all: each term's matchFields metadata.name requirements (ANDed) name no one node, as `In [a]` with `In [b]`."""
+    if not names:
+        return "required node affinity names no node (its matchFields metadata.name requirements exclude every name)"
     return f"required node affinity names only {some_names(sorted(names))} (matchFields metadata.name)"
 
 
