@@ -129,8 +129,10 @@ def test_a_daemonset_pod_whose_node_is_gone_names_the_node_its_affinity_asks_for
     root = make_bundle(tmp_path, pods=[gpu_pod("agent", affinity=affinity)], nodes=[gpu_node("gpu-a"), gpu_node("gpu-b")])
     word, action, _ = _first_lines(root, "lab/agent")
     assert word == "lab/agent: selector-mismatch"
-    assert action == ("fix the pod's nodeSelector/affinity, or label the node meant for it: no node has node name in "
-                      "(gpu-gone); nearest: gpu-a, gpu-b, lacking node name in (gpu-gone)")
+    # no "nearest" node: another node is no lead for a pod pinned by name; the node's absence is the fact
+    assert action == ("node gpu-gone, the only one its required node affinity names (matchFields metadata.name), is "
+                      "not in the bundle: if it is gone, delete the pod (a DaemonSet removes its own) or name another "
+                      "node; if not, collect the bundle again")
 
 
 def test_no_gpu_node_among_cpu_nodes_only_asks_for_a_gpu_node_not_a_device_plugin(tmp_path):
