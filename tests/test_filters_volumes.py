@@ -67,12 +67,29 @@ def test_unbound_immediate_claim_is_volume_unbound(tmp_path):
         lambda c: c.update(volumeBindingMode="Immediate", provisioner="ebs.csi.aws.com"))}), KEY)
     assert v.word == "volume-unbound"
     assert v.evidence["volume_claims"][0]["provisioner"] == "ebs.csi.aws.com"
+    # local-pv-c1 is Available and fits the claim: kube-controller-manager's binder binds an Immediate claim at once
+    assert v.action == ("look at kube-controller-manager's persistent volume binder: local-pv-c1 is Available and fits "
+                        "claim lab/scratch, yet it is not bound")
+
+
+def test_unbound_immediate_claim_names_its_provisioner_or_asks_for_a_volume(tmp_path):
+    # causes.md: look at the claim's provisioner (or create a matching PersistentVolume), each named
+    immediate = edit_each(lambda c: c.update(volumeBindingMode="Immediate", provisioner="ebs.csi.aws.com"))
+    v = judge(recording(tmp_path / "a", WFFC, edit={"storageclasses": immediate, "persistentvolumes": lambda _: []}), KEY)
+    assert v.word == "volume-unbound"
+    assert v.action == ("look at provisioner ebs.csi.aws.com (StorageClass local-storage): it has not made a volume "
+                        "for claim lab/scratch")
+    none = edit_each(lambda c: c.update(volumeBindingMode="Immediate"))
+    v = judge(recording(tmp_path / "b", WFFC, edit={"storageclasses": none, "persistentvolumes": lambda _: []}), KEY)
+    assert v.action == ("create a PersistentVolume that claim lab/scratch can bind (StorageClass local-storage has no "
+                        "provisioner)")
 
 
 def test_claim_bound_to_a_missing_pv_is_volume_unbound(tmp_path):
     v = judge(recording(tmp_path, WFFC, edit={"persistentvolumeclaims": edit_each(lambda c: _bind(c, "pv-gone"))}), KEY)
     assert v.word == "volume-unbound"
     assert "pv-gone" in v.reason
+    assert v.action == "recreate PersistentVolume pv-gone (claim lab/scratch is bound to it), or replace the claim"
 
 
 def test_bound_pv_whose_node_affinity_excludes_the_gpu_nodes(tmp_path):

@@ -35,6 +35,7 @@ from analyzer.model.events import SchedulerSaid
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.family import Family, Answered, Plain, Rule
 from analyzer.rules.checks import PodFacts
+from analyzer.text import some_names
 from analyzer.rules.reason import Check, Reason
 
 # volumebinding.ErrReason…: the v1.34+ text for a PersistentVolume's node affinity, the older one before.
@@ -113,7 +114,9 @@ def _unbound(claim: Claim, st: Storage, ev: dict, uses: tuple[ClaimUse, ...]) ->
             ev["volume_claims"] = [_claim_evidence(u, st) for u in uses]
             return Decision(word=words.VOLUME_UNBOUND,
                             reason=f"claim {claim.key} is bound to PersistentVolume {claim.volume_name!r}, "
-                                   f"which is not in {PERSISTENTVOLUMES.file}")
+                                   f"which is not in {PERSISTENTVOLUMES.file}",
+                            action=f"recreate PersistentVolume {claim.volume_name} (claim {claim.key} is bound to it), "
+                                   f"or replace the claim")
         return None
     cls = st.classes.get(st.class_of(claim))
     if cls is not None and cls.binding_mode == WFFC and not claim.volume_name:
@@ -123,8 +126,20 @@ def _unbound(claim: Claim, st: Storage, ev: dict, uses: tuple[ClaimUse, ...]) ->
     what = (f"is pre-bound to {claim.volume_name!r} but not bound" if claim.volume_name
             else f"is Pending with {'no StorageClass' if cls is None else f'StorageClass {cls.name!r} (Immediate)'}")
     provisioner = f", provisioner {cls.provisioner}" if cls is not None else ""
+    fitting = [v.name for v in st.by_class.get(cls.name, ()) if _fits_anywhere(claim, v)] if cls is not None else []
+    if claim.volume_name:
+        action = f"look at PersistentVolume {claim.volume_name}, which claim {claim.key} names: it must exist and be Available"
+    elif fitting:  # the PV controller binds an Immediate claim to a fitting Available volume at once
+        action = (f"look at kube-controller-manager's persistent volume binder: {some_names(fitting)} "
+                  f"{'is' if len(fitting) == 1 else 'are'} Available and fit{'s' if len(fitting) == 1 else ''} claim "
+                  f"{claim.key}, yet it is not bound")
+    elif cls is not None and cls.provisioner not in ("", NO_PROVISIONER):
+        action = f"look at provisioner {cls.provisioner} (StorageClass {cls.name}): it has not made a volume for claim {claim.key}"
+    else:
+        action = (f"create a PersistentVolume that claim {claim.key} can bind (" +
+                  ("no StorageClass provisions it" if cls is None else f"StorageClass {cls.name} has no provisioner") + ")")
     return Decision(word=words.VOLUME_UNBOUND, reason=f"claim {claim.key} {what}{provisioner}: nothing binds it "
-                                                      f"at scheduling time")
+                                                      f"at scheduling time", action=action)
 
 
 def _claim_evidence(use: ClaimUse, st: Storage) -> dict:
