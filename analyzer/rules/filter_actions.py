@@ -91,11 +91,14 @@ def _topology_spread(funnel: FunnelResult, cluster: Cluster) -> str | None:
 def _volumes(funnel: FunnelResult, cluster: Cluster) -> str | None:
     """causes.md: put the data where the GPU nodes are (or GPU nodes where the data is), with the claim, the
     volume it is bound to or the class that cannot make one, and the candidates named (the first claim that keeps
-    every candidate out, by the same rules the stage judged with)."""
-    nodes = funnel.last.removed_views()
-    if not nodes:
+    every candidate out, by the same rules the stage judged with). The rules are asked of the first node of each
+    group the stage removed (a group shares one text, so one failure): a thousand local volumes times five thousand
+    nodes would be asked five million times."""
+    removed = funnel.last.removed_views()
+    if not removed:
         return None
-    where = some_names([n.name for n in nodes])
+    where = some_names([n.name for n in removed])
+    nodes = _first_nodes(funnel.last)
     bound, delayed = volumes.state(funnel.facts, cluster)
     for b in bound:
         if not any(volumes.volume_usable(b.volume, n) for n in nodes):
