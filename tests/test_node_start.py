@@ -330,6 +330,17 @@ def test_missing_configmap_is_node_side_and_named(tmp_path):
     assert v.word == w.NODE_SIDE
     assert v.evidence["missing_object"] == "configmap 'train-config' not found"
     assert 'CreateContainerConfigError: "configmap "train-config" not found"' in v.reason  # verbatim
+    assert v.action == (f"create ConfigMap {v.target.namespace}/train-config, or fix the name in the pod spec; the "
+                        f"kubelet retries on its own")
+
+
+def test_a_secret_a_volume_needs_named_by_failed_mount_is_node_side_with_what_to_create(tmp_path):
+    # volumemanager: MountVolume.SetUp failed for volume "tls" : secret "train-tls" not found
+    msg = 'MountVolume.SetUp failed for volume "tls" : secret "train-tls" not found'
+    v = one(trainer_bundle(tmp_path, state=None, events=[("FailedMount", msg, "2026-12-01T23:21:10Z", 6)]))
+    assert v.word == w.NODE_SIDE and v.evidence["missing_object"] == "secret 'train-tls' not found"
+    assert v.action == (f"create Secret {v.target.namespace}/train-tls, or fix the name in the pod spec; the kubelet "
+                        f"retries on its own")
 
 
 def test_bound_to_a_node_not_in_the_bundle_is_node_side(tmp_path):

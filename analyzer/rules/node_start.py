@@ -91,7 +91,10 @@ def _rejected(case: Case, events: list[PodEvent]) -> Decision:
     if reason == ns.TOPOLOGY_AFFINITY:
         ev["numa"] = numa.layout(case)
         return Decision(word=words.NUMA_UNALIGNED, reason=head + "; " + numa.sentence(ev["numa"]) + tail)
-    return Decision(word=words.NODE_SIDE, reason=head + tail)
+    after = (f"; {replaced['pod']} already replaces it" if replaced is not None
+             else f"; delete {t.key} once fixed (a rejected pod is never retried)")
+    return Decision(word=words.NODE_SIDE, reason=head + tail,
+                    action=f"look at the kubelet on {t.node_name}: it rejected the pod ({reason}){after}")
 
 
 # devicemanager/manager.go devicesToAllocate: "requested number of devices unavailable for %s. Requested: …" and
@@ -227,6 +230,18 @@ def _image_action(case: Case, row: dict, event: str) -> str:
     return f"fix the {ref}, its pull secret, or node {t.node_name}'s access to {registry}"
 
 
+def _missing_action(text: str, namespace: str) -> str | None:
+    """Create the object the kubelet could not find, or fix its name in the pod spec (the pod waits until then)."""
+    m = _MISSING_OBJECT.search(text or "")
+    if m is None:
+        return None
+    if m.group(1):
+        kind = "ConfigMap" if m.group(1).lower() == "configmap" else "Secret"
+        return f"create {kind} {namespace}/{m.group(2)}, or fix the name in the pod spec; the kubelet retries on its own"
+    return (f"add key {m.group(3)} to {m.group(4)} {namespace}/{m.group(5)}, or fix the key in the pod spec; the kubelet "
+            f"retries on its own")
+
+
 def _missing_object(text: str) -> str | None:
     m = _MISSING_OBJECT.search(text or "")
     if m is None:
@@ -245,7 +260,8 @@ def _by_container(case: Case, states: list[dict], events: list[PodEvent]) -> Dec
             missing = _missing_object(str(w.get("message") or ""))
             case.evidence["missing_object"] = missing or w.get("message")
             _cross_check(case, events, ("Failed",))
-            return Decision(word=words.NODE_SIDE, reason=_quote(row) + " (create it, or fix the name in the pod spec)")
+            return Decision(word=words.NODE_SIDE, reason=_quote(row) + " (create it, or fix the name in the pod spec)",
+                            action=_missing_action(str(w.get("message") or ""), case.target.namespace))
         if reason in ns.RUNTIME_WAITING:
             _cross_check(case, events, ("Failed",) + ns.RUNTIME_EVENTS)
             return Decision(word=words.NODE_RUNTIME, reason=_quote(row))
@@ -294,7 +310,8 @@ def _by_events(case: Case, states: list[dict], events: list[PodEvent]) -> Decisi
         missing = _missing_object(latest.message)
         if missing is not None:
             case.evidence["missing_object"] = missing
-            return Decision(word=words.NODE_SIDE, reason=f"{missing}: {said}")
+            return Decision(word=words.NODE_SIDE, reason=f"{missing}: {said}",
+                            action=_missing_action(latest.message, case.target.namespace))
         return Decision(word=words.VOLUME_MOUNT, reason=said)
     return Decision(word=words.NODE_RUNTIME, reason=said)
 
