@@ -114,8 +114,10 @@ def _volumes(funnel: FunnelResult, cluster: Cluster) -> str | None:
                     f"delete the claim so the scheduler chooses again (annotation volume.kubernetes.io/selected-node)")
         if any(volumes.volume_usable(v, n) for v in d.candidates for n in nodes):
             continue
-        pinned = (" (" + "; ".join(f"{v.name} is only for {volumes.terms_text(v.terms)}" for v in d.candidates[:3])
-                  + ")" if d.candidates else "")
+        more = len(d.candidates) - 1
+        pinned = (f" ({d.candidates[0].name} is only for {volumes.terms_text(d.candidates[0].terms)}"
+                  + (f", and {more} more {verb(range(more), 'is', 'are')} for other nodes" if more else "") + ")"
+                  if d.candidates else "")
         if not d.provisioner:
             return (f"create a PersistentVolume of class {d.class_name} for claim {d.claim.key} that {where} can "
                     f"use{pinned}, or give StorageClass {d.class_name} a provisioner")
