@@ -69,7 +69,18 @@ def test_summary_counts_words_most_urgent_first_in_the_order_of_causes_md(lab):
     rows = [r for r in read_page(html_of(lab)).rows if r and r[0] in order]
     assert [r[0] for r in rows] == order
     assert rows[-1][2] == "lab/exhausted"  # which targets, by name
-    assert rows[-1][3] == "wait for free slots, or add capacity"  # exhausted's next action from words.py
+    # one target per word: the summary says that target's own action, not the contract's general one
+    assert rows[-1][3] == "wait for 1 nvidia.com/gpu to be free on one node, or add capacity"
+
+
+def test_summary_says_the_targets_shared_action_else_the_contracts_and_points_below():
+    def row(name: str, action: str) -> TargetRow:
+        return TargetRow(word="exhausted", reason=name, next_action=action, kind="Pod", owner=None, names=(name,),
+                         source="pods.json")
+    same = summarise([row("a", "free 1 gpu on n1"), row("b", "free 1 gpu on n1")])
+    assert same[0].next_action == "free 1 gpu on n1"
+    mixed = summarise([row("a", "free 1 gpu on n1"), row("b", "free 1 gpu on n2")])
+    assert mixed[0].next_action == "wait for free slots, or add capacity; each target's own below"
 
 
 def test_header_has_context_server_version_collection_time_and_missing_kinds(lab):

@@ -87,19 +87,26 @@ def _completeness(analysis: "Analysis") -> str:
 
 
 def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
-    """Count per word with its next action, most urgent first."""
+    """Count per word with its next action, most urgent first: the targets' own action when they all share one
+    (5,000 pods of one quota, one webhook), else the contract's, pointing to each target's own below."""
     targets: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
+    actions: dict[str, set[str]] = {}
     for r in rows:
         targets[r.word] += r.count
         shapes[r.word] += 1
+        actions.setdefault(r.word, set()).add(r.next_action or "")
     ordered = sorted(targets, key=lambda w: URGENCY.get(w, len(URGENCY)))
-    return [WordCount(word=w, next_action=_next_action(w), targets=targets[w], rows=shapes[w]) for w in ordered]
+    return [WordCount(word=w, next_action=_next_action(w, actions[w]), targets=targets[w], rows=shapes[w])
+            for w in ordered]
 
 
-def _next_action(word: str) -> str:
+def _next_action(word: str, own: set[str]) -> str:
+    if len(own) == 1 and "" not in own:
+        return next(iter(own))
     w = words.BY_WORD.get(word)
-    return w.next_action if w else ""
+    general = w.next_action if w else ""
+    return general + ("; each target's own below" if len(own - {""}) > 1 else "")
 
 
 # -- the adapter: the only code that reads the analysis ---------------------------------------------------
