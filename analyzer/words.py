@@ -208,6 +208,15 @@ def next_action(word: str) -> str:
     return BY_WORD[word].next_action
 
 
+def summary_action(word: str, own: set[str], elsewhere: str) -> str:
+    """A summary line's action for a word: its targets' own when they all share one (one quota, one missing
+    Secret), else the contract's, and `elsewhere` says where each target's own is."""
+    if len(own) == 1 and "" not in own:
+        return next(iter(own))
+    general = BY_WORD[word].next_action if word in BY_WORD else ""
+    return general + (f"; {elsewhere}" if len(own - {""}) > 1 else "")
+
+
 def readme_table(decided: frozenset[str]) -> str:
     """The README's word table, from the definitions above; `decided` holds the words rules/order.py gives
     (a contract row not modelled yet is listed, marked, so the table is the whole contract)."""

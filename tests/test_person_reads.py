@@ -127,3 +127,11 @@ def test_completeness_of_a_bundle_collected_by_hand_is_one_line() -> None:
         if bundle.is_dir():
             line = data_of(bundle).header.completeness
             assert line.startswith("collected by hand: no manifest; ") and COMPLETENESS.fullmatch(line), line
+
+
+def test_table_summary_says_the_targets_own_action_when_they_share_one(monkeypatch) -> None:
+    # one target per word in the lab: each summary line is that target's own action, its objects named
+    monkeypatch.setenv("COLUMNS", "200")
+    out = run_cli("analyze", LAB, check=True).stdout
+    line = next(x for x in out.splitlines() if x.strip().startswith("1  untolerated-taint"))
+    assert "next: add the toleration {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}" in line

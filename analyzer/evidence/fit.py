@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analyzer.model.matching import names_required
+from analyzer.model.matching import only_name
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import BoundPod, Cluster
@@ -167,10 +167,8 @@ def pinned_to(facts: PodFacts) -> tuple[str, str] | None:
     naming one node (matchFields metadata.name: the DaemonSet controller pins each of its pods so)."""
     if facts.pin:
         return facts.pin, "spec.nodeName"
-    names = names_required(facts.terms)
-    if names is not None and len(names) == 1:
-        return next(iter(names)), "its required node affinity (matchFields metadata.name)"
-    return None
+    name = only_name(facts.terms)
+    return (name, "its required node affinity (matchFields metadata.name)") if name is not None else None
 
 
 def action(fit: Fit, facts: PodFacts | None = None, controller: str | None = None) -> str | None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from analyzer import prose
 from analyzer.model.gpu_labels import cpu_node
-from analyzer.model.matching import names_required
+from analyzer.model.matching import only_name
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
@@ -250,8 +250,7 @@ class Nearest:
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
-        names = names_required(pod.terms)
-        alone = next(iter(names)) if names is not None and len(names) == 1 and not pod.pin else None
+        alone = only_name(pod.terms) if not pod.pin else None
         named = None
         if alone is not None:
             # A DaemonSet's pod: the controller names its node (matchFields metadata.name); moving it is no change a

@@ -140,6 +140,12 @@ def names_required(terms: list[dict] | None) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def only_name(terms: list[dict] | None) -> str | None:
+    """The one node a required node affinity names, when it names exactly one (a DaemonSet's pod), else None."""
+    names = names_required(terms)
+    return next(iter(names)) if names is not None and len(names) == 1 else None
+
+
 def selector_matches(node_selector: dict[str, str], terms: list[dict] | None, labels: dict[str, str], node_name: str) -> bool:
     """nodeSelector AND (any required node-affinity term); terms None means no required affinity."""
     for k, v in node_selector.items():

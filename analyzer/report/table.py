@@ -78,13 +78,18 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
         for more in lines[1:]:
             out.write(" " * indent + more + "\n")
     counts = Counter(v.word for v in verdicts)
+    actions: dict[str, set[str]] = {}
+    for v in verdicts:
+        actions.setdefault(v.word, set()).add(v.next_action or "")
     out.write("\n")
     lead = 6 + 2 + word_w + 2
     for w in words.ALL:
         if counts.get(w.word):
             word = f"{w.word:<{word_w}}"
-            lines = wrap(f"next: {w.next_action}", None if width is None else width - lead)
-            out.write(f"{counts[w.word]:>6}  {_colour(w.word, word) if colour else word}  {lines[0]}\n")
+            action = words.summary_action(w.word, actions[w.word], "each target's own: gpu-triage why BUNDLE NS/NAME --explain")
+            # continuation lines sit under the action, after "next: ": the width left is the same for every line
+            lines = wrap(action, None if width is None else width - lead - len("next: "))
+            out.write(f"{counts[w.word]:>6}  {_colour(w.word, word) if colour else word}  next: {lines[0]}\n")
             for more in lines[1:]:
                 out.write(" " * (lead + len("next: ")) + more + "\n")
     out.write(f"{len(verdicts):>6}  total\n")

@@ -97,16 +97,8 @@ def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
         shapes[r.word] += 1
         actions.setdefault(r.word, set()).add(r.next_action or "")
     ordered = sorted(targets, key=lambda w: URGENCY.get(w, len(URGENCY)))
-    return [WordCount(word=w, next_action=_next_action(w, actions[w]), targets=targets[w], rows=shapes[w])
-            for w in ordered]
-
-
-def _next_action(word: str, own: set[str]) -> str:
-    if len(own) == 1 and "" not in own:
-        return next(iter(own))
-    w = words.BY_WORD.get(word)
-    general = w.next_action if w else ""
-    return general + ("; each target's own below" if len(own - {""}) > 1 else "")
+    return [WordCount(word=w, next_action=words.summary_action(w, actions[w], "each target's own below"),
+                      targets=targets[w], rows=shapes[w]) for w in ordered]
 
 
 # -- the adapter: the only code that reads the analysis ---------------------------------------------------

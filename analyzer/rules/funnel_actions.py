@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from analyzer import words
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
 from analyzer.model import gpu_labels as gl
-from analyzer.model.matching import Taint, is_cordon_taint, names_required, term_matches, toleration_text, untolerated
+from analyzer.model.matching import Taint, is_cordon_taint, only_name, term_matches, toleration_text, untolerated
 from analyzer.model.node_conditions import CONDITION_TAINTS, is_condition_taint
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
@@ -127,11 +127,10 @@ def _selector(funnel: FunnelResult, cluster: Cluster) -> str | None:
     reqs = _requirements(facts)
     if not reqs or not nodes:
         return None
-    names = names_required(facts.terms)
-    if names is not None and len(names) == 1 and not facts.pin and not any(n.name in names for n in nodes):
+    name = only_name(facts.terms)
+    if name is not None and not facts.pin and not any(n.name == name for n in nodes):
         # Pinned by name to a node the bundle lacks (a DaemonSet's pod whose node went away): other nodes "nearest"
         # would be false leads; the node's absence is the fact.
-        [name] = names
         return (f"node {name}, the only one its required node affinity names (matchFields metadata.name), is not in "
                 f"the bundle: if it is gone, delete the pod (a DaemonSet removes its own) or name another node; if not, "
                 f"collect the bundle again")
