@@ -104,10 +104,10 @@ def _volumes(funnel: FunnelResult, cluster: Cluster) -> str | None:
         if not any(volumes.volume_usable(b.volume, n) for n in nodes):
             return (f"move claim {b.claim.key}'s data to a volume {where} can use (PersistentVolume {b.volume.name} "
                     f"has node affinity {volumes.terms_text(b.volume.terms)}), or add a GPU node it allows")
-        zones = {volumes.zone_problem(b.volume, n) for n in nodes} - {None}
-        if zones and all(volumes.zone_problem(b.volume, n) for n in nodes):
+        zones = [volumes.zone_problem(b.volume, n) for n in nodes]
+        if all(zones):
             return (f"move claim {b.claim.key}'s data to a volume in the zone of {where} (PersistentVolume "
-                    f"{b.volume.name} is in {sorted(zones)[0]}), or add a GPU node there")
+                    f"{b.volume.name} is in {min(z for z in zones if z)}), or add a GPU node there")
     for d in delayed:
         if d.claim.selected_node and all(d.claim.selected_node != n.name for n in nodes):
             return (f"wait for claim {d.claim.key}'s volume, being provisioned for node {d.claim.selected_node}, or "

@@ -91,10 +91,16 @@ def _rejected(case: Case, events: list[PodEvent]) -> Decision:
     if reason == ns.TOPOLOGY_AFFINITY:
         ev["numa"] = numa.layout(case)
         return Decision(word=words.NUMA_UNALIGNED, reason=head + "; " + numa.sentence(ev["numa"]) + tail)
-    after = (f"; {replaced['pod']} already replaces it" if replaced is not None
-             else f"; delete {t.key} once fixed (a rejected pod is never retried)")
     return Decision(word=words.NODE_SIDE, reason=head + tail,
-                    action=f"look at the kubelet on {t.node_name}: it rejected the pod ({reason}){after}")
+                    action=f"look at the kubelet on {t.node_name}: it rejected the pod ({reason}){_after_rejection(t, replaced)}")
+
+
+def _after_rejection(t: Target, replaced: dict | None) -> str:
+    """What becomes of a pod the kubelet rejected: it stays Failed and is never retried; its controller's
+    replacement, when there is one, is the pod to watch."""
+    if replaced is not None:
+        return f"; {replaced['pod']} ({replaced['phase'] or 'no phase'}) already replaces this pod, which can be deleted"
+    return f"; then delete {t.key} and create it again (a rejected pod is never retried)"
 
 
 # devicemanager/manager.go devicesToAllocate: "requested number of devices unavailable for %s. Requested: …" and
@@ -107,9 +113,7 @@ def _admission_error_action(t: Target, message: str, replaced: dict | None) -> s
     pod came (its plugin's devices went unhealthy or re-registered fewer): that plugin on that node is the repair."""
     m = _UNAVAILABLE_FOR.search(message + " ")
     what = f"the device plugin for {m.group(1)}" if m else "the GPU stack (driver, container toolkit, device plugin or DRA driver)"
-    after = (f"; {replaced['pod']} ({replaced['phase'] or 'no phase'}) already replaces this pod, which can be deleted"
-             if replaced else f", then delete {t.key} and create it again (a rejected pod is never retried)")
-    return f"repair {what} on {t.node_name}{after}"
+    return f"repair {what} on {t.node_name}{_after_rejection(t, replaced)}"
 
 
 def _replacement(t: Target, newest: dict[str, tuple[str, str, str, str]]) -> dict | None:
