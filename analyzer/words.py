@@ -208,13 +208,14 @@ def next_action(word: str) -> str:
     return BY_WORD[word].next_action
 
 
-def summary_action(word: str, own: set[str], elsewhere: str) -> str:
+def summary_action(word: str, own: set[str], elsewhere: str, *, each_own: bool = False) -> str:
     """A summary line's action for a word: its targets' own when they all share one (one quota, one missing
-    Secret), else the contract's, and `elsewhere` says where each target's own is."""
-    if len(own) == 1 and "" not in own:
+    Secret), else the contract's, and `elsewhere` says where each target's own is. `each_own`: the targets'
+    actions differ even where `own` holds one (a report shape whose pods each name their own node)."""
+    if len(own) == 1 and "" not in own and not each_own:
         return next(iter(own))
     general = BY_WORD[word].next_action if word in BY_WORD else ""
-    return general + (f"; {elsewhere}" if len(own - {""}) > 1 else "")
+    return general + (f"; {elsewhere}" if each_own or len(own - {""}) > 1 else "")
 
 
 def readme_table(decided: frozenset[str]) -> str:

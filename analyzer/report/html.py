@@ -13,7 +13,7 @@ from typing import TextIO
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
 from analyzer.output_format import REPORT, RenderFunction, Write
 from analyzer.text import REFUSED, and_more, printable, target_mark
-from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
+from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow, first_of
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 NAMES_OPEN = 3  # names shown before the rest collapse into <details>
@@ -182,8 +182,9 @@ def _targets(data: ReportData, w: Write) -> None:
             current = row.word
             c = counts.get(row.word)
             n = f"{c.targets} target(s)" if c else ""
-            w(f'<h3 id="w-{_e(row.word)}">{_word(row.word)} <span class="nx">{n} — next: {_e(row.next_action)}</span></h3>\n')
-        _card(row, w)
+            said = c.next_action if c else row.next_action
+            w(f'<h3 id="w-{_e(row.word)}">{_word(row.word)} <span class="nx">{n} — next: {_e(said)}</span></h3>\n')
+        _card(row, w, said)
 
 
 def _names(names: tuple[str, ...]) -> str:
@@ -194,8 +195,9 @@ def _names(names: tuple[str, ...]) -> str:
     return f"{shown} … <details><summary>all {len(names)} names</summary><ul>{rest}</ul></details>"
 
 
-def _card(row: TargetRow, w: Write) -> None:
-    """One shape, said once: who, the reason, what else the evidence adds, the scheduler's sentence."""
+def _card(row: TargetRow, w: Write, said_above: str) -> None:
+    """One shape, said once: who, the reason, its own next action when the word's heading does not say it, what
+    else the evidence adds, the scheduler's sentence."""
     cls = _WORD_CLASS.get(row.word, "other")
     count = f'<span class="count">{row.count} ×</span>' if row.count > 1 else ""
     who = f"<span class=\"who\">{_e(row.owner)}</span>" if row.owner and row.count > 1 else f'<span class="who">{_e(row.names[0])}</span>'
@@ -206,7 +208,9 @@ def _card(row: TargetRow, w: Write) -> None:
     w(f'<div class="card {cls}"><div class="head">{count} {who} {kind}{owner}{asks}</div>\n')
     if row.count > 1:
         w(f'<div>{_names(row.names)}</div>\n')
-    w(f'<p class="reason">{_e(row.reason)}</p>\n')
+    w(f'<p class="reason">{_e(first_of(row) + row.reason)}</p>\n')
+    if row.next_action and row.next_action != said_above:
+        w(f'<p class="next"><b>next{" for the first" if row.varies else ""}:</b> {_e(row.next_action)}</p>\n')
     if row.evidence:
         w("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in row.evidence) + "</ul>\n")
     s = row.scheduler

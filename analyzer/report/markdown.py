@@ -14,7 +14,7 @@ from typing import TextIO
 
 from analyzer.output_format import REPORT, RenderFunction, Write
 from analyzer.text import and_more, markdown_text as _m, target_mark
-from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow
+from analyzer.report.ticket_records import NodeRow, Pool, ReportData, ResourceBar, TargetRow, first_of
 
 LIMIT = 65_000
 BAR_CELLS = 10
@@ -37,6 +37,8 @@ LEVELS: tuple[Level, ...] = (
     Level(names=10, shapes=8, evidence=4, nodes=10, scheduler=False),
     Level(names=5, shapes=5, evidence=3, nodes=6, scheduler=False),
     Level(names=3, shapes=3, evidence=2, nodes=3, scheduler=False),
+    Level(names=3, shapes=2, evidence=1, nodes=3, scheduler=False),
+    Level(names=2, shapes=1, evidence=1, nodes=2, scheduler=False),  # each word's largest shape, its action named
     Level(names=0, shapes=0, evidence=0, nodes=0, scheduler=False),
 )
 
@@ -130,13 +132,14 @@ def _targets(data: ReportData, level: Level, w: Write) -> None:
         rows = by_word.get(s.word, [])
         w(f"### `{s.word}`: {s.targets} target(s) · next: {_m(s.next_action)}\n\n")
         for row in rows[: level.shapes]:
-            _shape(row, level, w)
+            _shape(row, level, w, s.next_action)
         hidden = rows[level.shapes:]
         if hidden:
             w(f"_… {len(hidden)} more shape(s) of `{s.word}` ({sum(r.count for r in hidden)} target(s)) left out._\n\n")
 
 
-def _shape(row: TargetRow, level: Level, w: Write) -> None:
+def _shape(row: TargetRow, level: Level, w: Write, said_above: str) -> None:
+    """One shape: who, what it asks, the reason; its own next action when the word's line above does not say it."""
     mark = target_mark(row.kind, row.refused)
     kind = f" ({_m(mark)})" if mark else ""
     if row.count > 1:
@@ -145,7 +148,9 @@ def _shape(row: TargetRow, level: Level, w: Write) -> None:
     else:
         who = f"**{_m(row.names[0])}**{kind}" + (f", owner {_m(row.owner)}" if row.owner and row.kind == "Pod" else "")
     asks = f" (asks {_m(row.asks)})" if row.asks else ""
-    w(f"- {who}{asks}: {_m(row.reason)}\n")
+    w(f"- {who}{asks}: {_m(first_of(row) + row.reason)}\n")
+    if row.next_action and row.next_action != said_above:
+        w(f"  - **next{' for the first' if row.varies else ''}:** {_m(row.next_action)}\n")
     for line in row.evidence[: level.evidence]:
         w(f"  - {_m(line)}\n")
     if len(row.evidence) > level.evidence:

@@ -21,6 +21,8 @@ from analyzer import __version__, words
 from analyzer import prose
 from analyzer.kube import UNSCHEDULABLE_TAINT_KEY
 from analyzer.model.dra.extended import IMPLICIT_EXTENDED_PREFIX
+from analyzer.model.matching import only_name
+from analyzer.model.podspec import required_terms
 from analyzer.text import PODS_NAMED_PER_NODE_RESOURCE, some_names
 
 from analyzer.occupancy.from_analysis import occupancy_of
@@ -30,6 +32,7 @@ from analyzer.report.ticket_records import (Header, NearNode, NodeRow, Pool, Rep
                                             SchedulerLines, TargetRow, WordCount)
 
 if TYPE_CHECKING:  # only for the adapter's signature; nothing else of the pipeline is imported
+    from analyzer.model.target import Target
     from analyzer.pipeline import Analysis
 
 URGENCY: dict[str, int] = {w.word: i for i, w in enumerate(words.ALL)}
@@ -44,20 +47,38 @@ ASKS = "requests: "  # the evidence line of a pod's requests: shown beside its n
 # -- grouping and ordering (pure: tested with hand-made rows) --------------------------------------------
 
 def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
-    """Rows with the same word, reason and owner become one row carrying every name; then what the API server
-    refused (no pod exists: a person meets it first), then most urgent first, larger groups first, then by name.
-    Ownerless targets group by word and reason too: a hundred bare pods with one reason read best as one row."""
+    """Rows with the same word, owner and reason (or pattern: pattern_of) become one row carrying every name; then
+    what the API server refused (no pod exists: a person meets it first), then most urgent first, larger groups
+    first, then by name. Ownerless targets group by word and reason too: a hundred bare pods with one reason read
+    best as one row."""
     groups: dict[tuple[str, str, str | None], TargetRow] = {}
     names: dict[tuple[str, str, str | None], list[str]] = {}
+    varies: set[tuple[str, str, str | None]] = set()
     for row in rows:
-        key = (row.word, row.reason, row.owner)
+        key = (row.word, row.pattern or row.reason, row.owner)
         if key not in groups:
             groups[key] = row
             names[key] = []
+        elif row.reason != groups[key].reason:
+            varies.add(key)
         names[key].extend(row.names)
-    out = [replace(row, names=tuple(names[key])) for key, row in groups.items()]
+    out = [replace(row, names=tuple(names[key]), varies=key in varies) for key, row in groups.items()]
     out.sort(key=lambda r: (not r.refused, URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))
     return out
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def pattern_of(reason: str, action: str, node: str) -> str:
+    """What the pods of one owner share when each is bound or pinned to its own node (a DaemonSet's 5,000 pods):
+    the reason and the action with that node's name and every number masked. Pods of one owner whose texts differ
+    only there are one cause said 5,000 times; anything else (another resource, another sub-case's action) keeps
+    them apart."""
+    texts = (reason, action)
+    if node:
+        texts = tuple(t.replace(node, "\0") for t in texts)
+    return "\1".join(_DIGITS.sub("#", t) for t in texts)
 
 
 _ABSENT = "is not in the bundle"  # loaded.missing's reason for a kind whose file is simply not there
@@ -92,12 +113,16 @@ def summarise(rows: Iterable[TargetRow]) -> list[WordCount]:
     targets: Counter[str] = Counter()
     shapes: Counter[str] = Counter()
     actions: dict[str, set[str]] = {}
+    varied: set[str] = set()  # words with a shape whose pods each have their own action (the first's is shown)
     for r in rows:
         targets[r.word] += r.count
         shapes[r.word] += 1
         actions.setdefault(r.word, set()).add(r.next_action or "")
+        if r.varies:
+            varied.add(r.word)
     ordered = sorted(targets, key=lambda w: URGENCY.get(w, len(URGENCY)))
-    return [WordCount(word=w, next_action=words.summary_action(w, actions[w], "each target's own below"),
+    return [WordCount(word=w, next_action=words.summary_action(w, actions[w], "each target's own below",
+                                                               each_own=w in varied),
                       targets=targets[w], rows=shapes[w]) for w in ordered]
 
 
@@ -113,9 +138,12 @@ def report_data(analysis: "Analysis") -> ReportData:
     for v in verdicts:
         t = v.target
         owner = owners.get(v.key) if t.kind == "Pod" else (None if t.kind == "Attempt" else f"{t.kind} {t.namespace}/{t.name}")
-        shape = (v.word, v.reason, owner)
+        node = _own_node(t) if owner and t.kind == "Pod" else ""
+        pattern = pattern_of(v.reason, v.next_action or "", node) if node else ""
+        shape = (v.word, pattern or v.reason, owner)
         if shape not in evidence_by_shape:
-            # Evidence is read once per shape: 150 replicas of one Deployment cost one to_dict().
+            # Evidence is read once per shape (a shape shows its first target's): 150 replicas of one Deployment,
+            # or a DaemonSet's 5,000 pods each on its own node, cost one to_dict().
             d = v.to_dict()
             evidence_by_shape[shape] = (_not_the_reason(evidence_lines(d), v.reason), _scheduler(d))
             for footnote in _footnotes(d):
@@ -126,7 +154,7 @@ def report_data(analysis: "Analysis") -> ReportData:
         rows.append(TargetRow(word=v.word, reason=_clip(v.reason), next_action=v.next_action, kind=t.kind,
                               owner=owner, names=(v.key,), source=t.source,
                               evidence=tuple(x for x in ev if not x.startswith(ASKS)), scheduler=sched,
-                              nearest=_nearest(nearest), asks=asks, refused=v.refused))
+                              nearest=_nearest(nearest), asks=asks, refused=v.refused, pattern=pattern))
     grouped = group_rows(rows)
     manifest = analysis.bundle.manifest or {}
     version = analysis.loaded.version or {}
@@ -156,6 +184,13 @@ def report_data(analysis: "Analysis") -> ReportData:
     return ReportData(header=header, summary=tuple(summarise(grouped)), rows=tuple(grouped), pools=tuple(pools),
                       occupancy_note=note, footnotes=tuple(footnotes), autoscalers=tuple(scalers),
                       queues=tuple(queue_rows(analysis.cluster.queues, analysis.cluster.config)))
+
+
+def _own_node(t: "Target") -> str:
+    """The node a pod is bound to, or the one its required node affinity names (a DaemonSet's pod): "" else."""
+    if t.node_name:
+        return t.node_name
+    return (only_name(required_terms(t.spec)) or "") if isinstance(t.spec, dict) else ""
 
 
 def _dict(value: object) -> dict:

@@ -1,5 +1,5 @@
 """The ticket report's data: plain, frozen records the HTML and Markdown formats render (report/html.py,
-report/markdown.py). report/ticket.py builds them from an analysis; nothing here computes."""
+report/markdown.py). report/ticket.py builds them from an analysis; nothing here computes (first_of: the words both formats lead a varied shape with)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ class SchedulerLines:
 
 @dataclass(frozen=True, kw_only=True)
 class TargetRow:
-    """One shape: targets with the same word, reason and owner (one row when alone)."""
+    """One shape: targets with the same word, owner and reason (one row when alone). Pods that differ only in
+    the node each is bound or pinned to (a DaemonSet's) and in amounts share a `pattern`, so they are one shape
+    too; the row then says the first one's reason and action (`varies`)."""
 
     word: str
     reason: str
@@ -47,6 +49,10 @@ class TargetRow:
     nearest: tuple[NearNode, ...] | None = None  # None: not computed for this target
     asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
     refused: bool = False  # a manifest or an owner's pods the API server refuses (Verdict.refused): listed first
+    # What the targets of one shape share: the reason and action with the pod's own node and the digits masked
+    # (ticket.pattern_of); "" groups by the reason itself.
+    pattern: str = ""
+    varies: bool = False  # the grouped targets' reasons differ (in their own node and amounts): the first one's is shown
 
     @property
     def count(self) -> int:
@@ -183,3 +189,11 @@ def _short(state: str) -> str:
         if state.startswith(prefix):
             return prefix
     return state
+
+
+def first_of(row: TargetRow) -> str:
+    """What leads a shape's reason when its targets' reasons differ: whose reason is shown, and how the others'
+    differ (pattern_of in ticket.py masks only their own node and the amounts)."""
+    if not row.varies:
+        return ""
+    return f"the first, {row.names[0]} (the other {row.count - 1} differ only in their own node and amounts): "
