@@ -132,6 +132,26 @@ def test_a_pod_not_of_a_daemonset_pinned_by_affinity_is_offered_to_change_that_a
                       "allow another node")
 
 
+def test_a_pod_whose_affinity_names_two_full_nodes_is_told_those_nodes_not_to_add_capacity(tmp_path):
+    # Terms ORed, each naming one node: only gpu-a or gpu-b will ever do; a new node is neither, and gpu-c's
+    # free GPUs are not its to take.
+    holders = [bound_pod(f"holder-{n}-{i}", n) for n in ("gpu-a", "gpu-b") for i in range(4)]
+    root = make_bundle(tmp_path, pods=[*holders, gpu_pod("agent", affinity=_affinity(_named("gpu-a"), _named("gpu-b")))],
+                       nodes=[gpu_node(n, gpus="4") for n in ("gpu-a", "gpu-b", "gpu-c")])
+    action = " ".join(_explain(root).split("next action:")[1].split("reason:")[0].split())
+    assert action == ("wait for 1 nvidia.com/gpu to be free on one of gpu-a, gpu-b, the only nodes its required node "
+                      "affinity (matchFields metadata.name) allows, or change that affinity")
+
+
+def test_a_pod_whose_affinity_names_two_nodes_both_too_small_is_told_to_shrink_or_widen_not_to_add_a_node(tmp_path):
+    root = make_bundle(tmp_path, pods=[gpu_pod("agent", memory="4Ti", affinity=_affinity(_named("gpu-a"), _named("gpu-b")))],
+                       nodes=[gpu_node("gpu-a"), gpu_node("gpu-b"), gpu_node("gpu-c", memory="8Ti")])
+    action = " ".join(_explain(root).split("next action:")[1].split("reason:")[0].split())
+    assert action == ("no node of gpu-a, gpu-b, the only nodes its required node affinity (matchFields metadata.name) "
+                      "allows, has 4Ti memory even empty: the largest has 128Gi; shrink the request, or change that "
+                      "affinity to allow a larger node")
+
+
 def test_an_attempt_pinned_by_node_name_too_large_for_its_node_may_drop_spec_node_name(tmp_path):
     # spec.nodeName: the kubelet admits it or not, without the scheduler; gpu-b is large enough, so dropping
     # spec.nodeName is a way out, as it is for the attempt that is only short now.

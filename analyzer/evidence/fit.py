@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from analyzer.model.matching import only_name
+from analyzer.model.matching import names_required, only_name
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import BoundPod, Cluster
@@ -22,6 +22,7 @@ from analyzer.rules import columnar, dra_devices
 from analyzer.model.nominated import NOMINATED, NominatedPod
 from analyzer.rules.checks import PodFacts, available, holders_on, used_on
 from analyzer.rules.funnel_result import FunnelResult
+from analyzer.text import some_names
 from analyzer.verdict import Fit, FitSize
 
 MAX_USED_BY = 20  # pods listed per candidate node; the totals stay exact
@@ -179,6 +180,11 @@ def action(fit: Fit, facts: PodFacts | None = None, controller: str | None = Non
     pinned = pinned_to(facts) if facts is not None and len(fit.rows) == 1 else None
     if pinned is not None and not fit.fragmented and DEVICES not in fit.too_large:
         return _pinned_action(fit, sizes, pinned, controller or "")
+    named_nodes = names_required(facts.terms) if facts is not None and not facts.pin else None
+    if named_nodes and DEVICES not in fit.too_large and not fit.fragmented:
+        found = _named_action(fit, sizes, sorted(named_nodes))
+        if found is not None:
+            return found
     for r in fit.too_large:
         if r == DEVICES:
             return ("no node has enough devices for its claims even with every device free; shrink the claim's "
@@ -195,6 +201,20 @@ def action(fit: Fit, facts: PodFacts | None = None, controller: str | None = Non
         named = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
         return f"wait for {named} to be free on one node, or add capacity"
     return None
+
+
+def _named_action(fit: Fit, sizes: dict[str, FitSize], names: list[str]) -> str | None:
+    """A pod whose required node affinity names its nodes (matchFields metadata.name, two or more): a new node
+    would not be one of them, so it is never told to add capacity."""
+    allowed = f"{some_names(names)}, the only nodes its required node affinity (matchFields metadata.name) allows"
+    for r in fit.too_large:
+        s = sizes[r]
+        return (f"no node of {allowed}, has {s.requested} {r} even empty: the largest has {s.largest_allocatable}; "
+                f"shrink the request, or change that affinity to allow a larger node")
+    if not sizes:
+        return None
+    wanted = ", ".join(f"{s.requested} {r}" for r, s in sizes.items())
+    return f"wait for {wanted} to be free on one of {allowed}, or change that affinity"
 
 
 def _pinned_action(fit: Fit, sizes: dict[str, FitSize], pinned: tuple[str, str], controller: str) -> str | None:
