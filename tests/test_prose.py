@@ -40,6 +40,16 @@ def test_one_fact_is_said_once_for_a_waiting_container() -> None:
     assert sum("in nodes.json" in line or "Ready" in line for line in said) == 1, said
 
 
+def test_a_kubelet_rejection_quotes_the_kubelets_event_once() -> None:
+    # unexpected-admission-error-v1.36: the pod's one event is the kubelet's UnexpectedAdmissionError; the
+    # rejection (status.reason/message) and that event say the same thing, so the event's text is quoted once.
+    v = analyse_dir(RECORDINGS / "unexpected-admission-error-v1.36")["lab/infer-ddc5f997d-9pshn"]
+    said = prose.lines(v.evidence)
+    assert sum("Requested: 1, Available: 0" in line for line in said) == 2, said  # the event, and the pod's status
+    assert "The kubelet's UnexpectedAdmissionError event at 2026-12-01T23:05:52.000000Z agrees." in said
+    assert any(line.startswith("Event: Warning UnexpectedAdmissionError from the kubelet") for line in said), said
+
+
 def _explain(bundle: Path, pod: str, *extra: str) -> list[str]:
     result = run_cli("why", bundle, pod, "--explain", *extra)
     assert result.returncode == 0, result.stderr

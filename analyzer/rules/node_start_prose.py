@@ -43,8 +43,9 @@ def _node_says(value: object) -> list[str]:
 
 @prose.says("node_events")
 def _node_events_says(value: object) -> list[str]:
-    events = value if isinstance(value, list) else []
-    return [f"Event (newest first): {_event_text(e)}." for e in events if isinstance(e, dict)]
+    events = [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+    lead = "Event (newest first)" if len(events) > 1 else "Event"
+    return [f"{lead}: {_event_text(e)}." for e in events]
 
 
 @prose.says("node_events_more")
@@ -83,8 +84,10 @@ def _rejection_says(value: object) -> list[str]:
     if not isinstance(value, dict):
         return []
     out = [f"The kubelet rejected it: {value.get('reason')}, \"{value.get('message')}\"."]
-    if isinstance(value.get("event"), dict):
-        out.append(f"The event agrees: {_event_text(value['event'])}.")
+    e = value.get("event")
+    if isinstance(e, dict):  # its text is among the pod's events (node_events): named here, not quoted again
+        out.append(f"The {e.get('component') or 'unknown component'}'s {e.get('reason')} event at "
+                   f"{e.get('time') or 'an unknown time'} agrees.")
     return out
 
 
