@@ -15,7 +15,7 @@ from test_columns import cluster_of, facts
 from reference_funnel import funnel_by_node
 
 from analyzer.evidence.nearest import Nearest
-from analyzer.model.matching import names_required
+from analyzer.model.matching import hostnames_required, names_required
 from analyzer.model.nodes import NodeView
 from analyzer.rules.funnel import run_funnel, stages_as_data
 from reference_funnel import nearest_by_node
@@ -208,3 +208,39 @@ def test_a_daemonset_pod_too_large_for_its_own_node_is_told_that_node_is_not_one
     assert " ".join(line.strip() for line in nearest) == (
         "it may run only on gpu-a (its required node affinity names that node alone), and gpu-a is not one change "
         "away: two or more checks fail there, or it is a CPU node, or too small for the request even empty")
+
+
+# -- held to a host by the kubelet's kubernetes.io/hostname label ---------------------------------------------
+
+def _on_host(host: str, **spec) -> dict:
+    return gpu_pod("burn", node_selector={"kubernetes.io/hostname": host}, **spec)
+
+
+def test_hostnames_required_reads_the_node_selector_or_every_affinity_term():
+    expr = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["h1", "h2"]}]}
+    other = {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}
+    assert hostnames_required((("kubernetes.io/hostname", "h0"),), None) == {"h0"}
+    assert hostnames_required((), [expr]) == {"h1", "h2"}
+    assert hostnames_required((), [expr, other]) is None  # a term on other labels: any host
+    assert hostnames_required((("pool", "a"),), None) is None
+
+
+def test_a_pod_held_to_a_broken_host_is_not_told_that_other_nodes_are_one_label_away(tmp_path):
+    # A burn-in pod held to gpu-a by hostname: gpu-a reports allocatable 0. "gpu-b: only the label
+    # kubernetes.io/hostname=gpu-a" would ask a person to relabel another node with gpu-a's identity.
+    root = make_bundle(tmp_path, pods=[_on_host("gpu-a")],
+                       nodes=[gpu_node("gpu-a", alloc_gpus="0"), gpu_node("gpu-b"), gpu_node("gpu-c")])
+    nearest = " ".join(" ".join(_section(_explain(root, "lab/burn"), "Nearest nodes")).split())
+    assert nearest == "gpu-a: only allocatable 0 (nvidia.com/gpu: capacity 4, allocatable 0; repair the node)"
+
+
+def test_a_pod_held_to_a_host_not_in_the_bundle_says_so_and_is_not_told_to_label_another_node(tmp_path):
+    root = make_bundle(tmp_path, pods=[_on_host("gpu-gone")], nodes=[gpu_node("gpu-a"), gpu_node("gpu-b")])
+    out = _explain(root, "lab/burn")
+    nearest = " ".join(" ".join(_section(out, "Nearest nodes")).split())
+    assert nearest == ("it may run only on the node labelled kubernetes.io/hostname=gpu-gone (its nodeSelector names "
+                       "the host), and no node with that label is in the bundle")
+    action = " ".join(out.split("next action:")[1].split("reason:")[0].split())
+    assert action == ("no node in the bundle is the host gpu-gone (label kubernetes.io/hostname) its nodeSelector/affinity "
+                      "names: if the host is gone or renamed, point the pod at a node that exists (or drop that selector); "
+                      "if not, collect the bundle again")

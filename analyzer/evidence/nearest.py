@@ -16,7 +16,8 @@ import numpy as np
 
 from analyzer import prose
 from analyzer.model.gpu_labels import cpu_node
-from analyzer.model.matching import only_name
+from analyzer.model.matching import HOSTNAME_LABEL, hostnames_required, only_name
+from analyzer.model.node_index import NodeIndex
 from analyzer.model.nodes import NodeView
 from analyzer.model.quantity import format_units
 from analyzer.model.views import Cluster
@@ -28,6 +29,7 @@ from analyzer.rules.filter_columns import codes_of
 from analyzer.rules.funnel import selected
 from analyzer.rules.node_health import condition_taints
 from analyzer.rules.reason import Check, Reason
+from analyzer.text import some_names
 
 SHOWN = 5  # nearest nodes listed per pod; the rest are counted
 # Which one change is nearest to running: load first, then policy, health and neighbours, what a node has, and
@@ -250,16 +252,16 @@ class Nearest:
         nodes = c.nodes or []
         if not nodes or c.node_index is None:
             return {}
-        alone = only_name(pod.terms) if not pod.pin else None
+        held = _held_to(pod, c.node_index)
         named = None
-        if alone is not None:
-            # A DaemonSet's pod: the controller names its node (matchFields metadata.name); moving it is no change a
-            # person can make, so other nodes "one change away" would be false leads (and 5,000 such pods would cost
-            # 5,000 passes). The named node itself is still looked at: its one failure is the change to make.
-            named = np.array(sorted(c.node_index.possible((), None, alone)), dtype=np.int64)  # by name: no pass
+        if held is not None:
+            # A DaemonSet's pod (the controller names its node, matchFields metadata.name) or a pod held to hosts by
+            # the kubelet's hostname label: moving it, or relabelling a node's hostname, is no change a person should
+            # make, so other nodes "one change away" would be false leads (and 5,000 such pods would cost 5,000
+            # passes). The named nodes themselves are still looked at: a failure there is the change to make.
+            named, where, absent = held
             if not len(named):
-                return {"nearest": [], "nearest_none": f"it may run only on {alone} (its required node affinity names "
-                                                       f"that node alone), and no node named {alone} is in the bundle"}
+                return {"nearest": [], "nearest_none": f"{where}, and {absent} is in the bundle"}
         count, order, none = self._all(pod)
         matching = selected(pod, c)
         if named is not None:
@@ -273,11 +275,11 @@ class Nearest:
         room = max(SHOWN - len(near_at), 0)
         shown = [(int(i), None) for i in near_at[:SHOWN].tolist()] + [
             (int(i), Reason(check=Check.SELECTOR, text=_selector_text(pod, nodes[int(i)]))) for i in selector_only[:room].tolist()]
-        if not shown and alone is not None:
-            return {"nearest": [], "nearest_none": f"it may run only on {alone} (its required node affinity names that "
-                                                   f"node alone), and {alone} is not one change away: two or more "
-                                                   "checks fail there, or it is a CPU node, or too small for the "
-                                                   "request even empty"}
+        if not shown and named is not None:
+            who = f"{nodes[int(named[0])].name} is" if len(named) == 1 else "none of them is"
+            return {"nearest": [], "nearest_none": f"{held[1]}, and {who} not one change away: two or more checks "
+                                                   "fail there, or it is a CPU node, or too small for the request even "
+                                                   "empty"}
         if not shown:
             return {"nearest": [], "nearest_none": "no node is one change away: on every node two or more checks "
                                                    "fail, or it is a CPU node, or too small for the request even empty"}
@@ -291,6 +293,30 @@ class Nearest:
         if total > SHOWN:
             out["nearest_more"] = total - SHOWN
         return out
+
+
+def _held_to(pod: PodFacts, index: NodeIndex) -> tuple[np.ndarray, str, str] | None:
+    """The only nodes a pod may run on when it names them (their positions, the sentence that says so, and what
+    is absent when none is in the bundle): by name (one node, matchFields metadata.name) or by the kubelet's
+    kubernetes.io/hostname label; None otherwise."""
+    if pod.pin:
+        return None
+    alone = only_name(pod.terms)
+    if alone is not None:
+        return (np.array(sorted(index.possible((), None, alone)), dtype=np.int64),  # by name: no pass
+                f"it may run only on {alone} (its required node affinity names that node alone)",
+                f"no node named {alone}")
+    hosts = hostnames_required(pod.node_selector, pod.terms)
+    if not hosts:
+        return None
+    at: set[int] = set()
+    for host in hosts:
+        at |= index.possible(((HOSTNAME_LABEL, host),), None, "")
+    how = "nodeSelector" if any(k == HOSTNAME_LABEL for k, _ in pod.node_selector) else "required node affinity"
+    which = (f"the node labelled {HOSTNAME_LABEL}={next(iter(hosts))}" if len(hosts) == 1 else
+             f"the nodes labelled {HOSTNAME_LABEL} in ({some_names(sorted(hosts))})")
+    return (np.array(sorted(at), dtype=np.int64), f"it may run only on {which} (its {how} names the host)",
+            "no node with that label")
 
 
 @prose.says("nearest")

@@ -146,6 +146,31 @@ def only_name(terms: list[dict] | None) -> str | None:
     return next(iter(names)) if names is not None and len(names) == 1 else None
 
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"  # set by the kubelet to its host's name: no person relabels a node with it
+
+
+def hostnames_required(node_selector: tuple[tuple[str, str], ...], terms: list[dict] | None) -> frozenset[str] | None:
+    """The hosts a pod is held to by the kubelet's kubernetes.io/hostname label: its nodeSelector's value, else the
+    values every required node-affinity term allows (matchExpressions In; terms ORed, a term's lists ANDed); None
+    when neither names hosts. Such a pod is pinned as a DaemonSet's is by name: another node is no change away."""
+    for k, v in node_selector:
+        if k == HOSTNAME_LABEL:
+            return frozenset((v,))
+    if not terms:
+        return None
+    hosts: set[str] = set()
+    for term in terms:
+        allowed: set[str] | None = None
+        for expr in term.get("matchExpressions") or () if isinstance(term, dict) else ():
+            if isinstance(expr, dict) and expr.get("key") == HOSTNAME_LABEL and expr.get("operator") == "In":
+                values = {v for v in expr.get("values") or () if isinstance(v, str)}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        hosts |= allowed
+    return frozenset(hosts)
+
+
 def selector_matches(node_selector: dict[str, str], terms: list[dict] | None, labels: dict[str, str], node_name: str) -> bool:
     """nodeSelector AND (any required node-affinity term); terms None means no required affinity."""
     for k, v in node_selector.items():

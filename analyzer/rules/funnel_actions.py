@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from analyzer import words
 from analyzer.kube import BLOCKING_EFFECTS, NO_EXECUTE
 from analyzer.model import gpu_labels as gl
-from analyzer.model.matching import Taint, is_cordon_taint, only_name, term_matches, toleration_text, untolerated
+from analyzer.model.matching import (HOSTNAME_LABEL, Taint, hostnames_required, is_cordon_taint, only_name, term_matches,
+                                     toleration_text, untolerated)
 from analyzer.model.node_conditions import CONDITION_TAINTS, is_condition_taint
 from analyzer.model.nodes import NodeView
 from analyzer.model.views import Cluster
@@ -134,6 +135,14 @@ def _selector(funnel: FunnelResult, cluster: Cluster) -> str | None:
         return (f"node {name}, the only one its required node affinity names (matchFields metadata.name), is not in "
                 f"the bundle: if it is gone, delete the pod (a DaemonSet removes its own) or name another node; if not, "
                 f"collect the bundle again")
+    hosts = hostnames_required(facts.node_selector, facts.terms) if name is None and not facts.pin else None
+    if hosts and not any(n.labels.get(HOSTNAME_LABEL) in hosts for n in nodes):
+        # Held to hosts by the kubelet's hostname label, none in the bundle: labelling another node with that
+        # hostname would be the false lead; the host's absence is the fact.
+        which = (f"the host {next(iter(hosts))}" if len(hosts) == 1 else f"the hosts {_names(sorted(hosts))}")
+        return (f"no node in the bundle is {which} (label {HOSTNAME_LABEL}) its nodeSelector/affinity names: if the "
+                f"host is gone or renamed, point the pod at a node that exists (or drop that selector); if not, collect the bundle "
+                f"again")
     met = [_meeting(r, nodes, cluster) for r in reqs]
     unmet = [f"{r.text} ({_carried(r.key, nodes)})" if r.key else r.text for r, m in zip(reqs, met) if not m]
     head = ("no node has " + "; none has ".join(unmet) if unmet
