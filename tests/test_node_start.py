@@ -375,6 +375,41 @@ def test_nothing_reported_is_node_side(tmp_path):
                         f"there): they have reported nothing for {v.target.key}")
 
 
+def _with_init(root: Path, init_state: dict, *, sidecar: bool = False) -> Path:
+    """The trainer given an init container `fetch` in `init_state`; its app container waits with PodInitializing, as
+    the kubelet reports it while an init container has not completed (kuberuntime: PodInitializing)."""
+    pods = _read(root, "pods")
+    pod = _item(pods, TRAINER.split("/")[1])
+    init = {"name": "fetch", "image": "busybox:1.36", "command": ["sh", "-c", "until nc -z data 5432; do sleep 2; done"]}
+    if sidecar:
+        init["restartPolicy"] = "Always"
+    pod["spec"]["initContainers"] = [init]
+    status = copy.deepcopy(pod["status"]["containerStatuses"][0])
+    status.update(name="fetch", image="busybox:1.36", state=init_state, lastState={})
+    pod["status"]["initContainerStatuses"] = [status]
+    _write(root, "pods", pods)
+    return root
+
+
+def test_an_init_container_still_running_is_where_the_pod_waits(tmp_path):
+    running = {"running": {"startedAt": "2026-12-01T23:20:00Z"}}
+    root = _with_init(trainer_bundle(tmp_path, state={"waiting": {"reason": "PodInitializing"}}), running)
+    v = one(root)
+    assert v.word == w.NODE_SIDE
+    assert v.reason == ("still Pending on g1: its init container fetch is still running, and the app containers start "
+                        "only once it completes")
+    assert v.action == (f"look at what init container fetch waits for (kubectl logs -n lab {TRAINER.split('/')[1]} -c "
+                        f"fetch); the pod starts once it exits 0")
+
+
+def test_a_running_sidecar_is_not_what_the_pod_waits_for(tmp_path):
+    # restartPolicy Always: a sidecar (KEP-753) keeps running beside the app containers; it does not hold them back.
+    running = {"running": {"startedAt": "2026-12-01T23:20:00Z"}}
+    root = _with_init(trainer_bundle(tmp_path, state={"waiting": {"reason": "PodInitializing"}}), running, sidecar=True)
+    v = one(root)
+    assert v.word == w.NODE_SIDE and "init container" not in v.reason and "nothing the node reports" in v.reason
+
+
 def test_node_events_are_kept_by_the_streaming_reader():
     # pipeline.py keeps only events some reader names: the node's reasons (and OutOf<resource>) are among them.
     from analyzer.pipeline import _wanted_event

@@ -10,7 +10,7 @@ from helpers import LAB, REPO, run_cli
 from report_pages import data_of, html_of, markdown_of
 from test_owners import RS, _full_quota, _rs_events, _running_replicas, replicaset
 
-from analyzer.report.ticket import group_rows
+from analyzer.report.shapes import group_rows
 from analyzer.report.ticket_records import TargetRow
 from analyzer.text import REFUSED
 

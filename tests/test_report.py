@@ -19,7 +19,7 @@ import pytest
 from analyzer.text import printable
 from analyzer.report.html import CSP
 from analyzer.report.markdown import LIMIT, render_text
-from analyzer.report.ticket import group_rows, summarise
+from analyzer.report.shapes import group_rows, summarise
 from analyzer.report.ticket_records import Header, NearNode, ReportData, SchedulerLines, TargetRow
 from conftest import (LAB, LAB_ATTEMPT_WORDS, LAB_WORDS, ORDER_WORDS, EXTRA_WORDS, copy_lab, lab_pod,
                       renamed_node)

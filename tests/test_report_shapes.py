@@ -9,7 +9,7 @@ from report_pages import data_of, html_of, markdown_of, read_page
 from test_pinned_by_name import _affinity, _daemonset, _named
 
 from analyzer.report.markdown import LEVELS, LIMIT, _page, render_text
-from analyzer.report.ticket import pattern_of
+from analyzer.report.shapes import pattern_of
 
 
 def _agent(i: int, node: str, memory: str) -> dict:

@@ -50,7 +50,7 @@ class TargetRow:
     asks: str = ""  # what the pod requests ("cpu=500m, memory=1Gi, nvidia.com/gpu=1"), shown beside its name
     refused: bool = False  # a manifest or an owner's pods the API server refuses (Verdict.refused): listed first
     # What the targets of one shape share: the reason and action with the pod's own node and the digits masked
-    # (ticket.pattern_of); "" groups by the reason itself.
+    # (shapes.pattern_of); "" groups by the reason itself.
     pattern: str = ""
     varies: bool = False  # the grouped targets' reasons differ (in their own node and amounts): the first one's is shown
 
@@ -193,7 +193,7 @@ def _short(state: str) -> str:
 
 def first_of(row: TargetRow) -> str:
     """What leads a shape's reason when its targets' reasons differ: whose reason is shown, and how the others'
-    differ (pattern_of in ticket.py masks only their own node and the amounts)."""
+    differ (pattern_of in shapes.py masks only their own node and the amounts)."""
     if not row.varies:
         return ""
     return f"the first, {row.names[0]} (the other {row.count - 1} differ only in their own node and amounts): "

@@ -24,6 +24,7 @@ from analyzer.model.node_start import PodEvent
 from analyzer.model.quantity import format_units
 from analyzer.rules import numa
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.image_pull import image_action
 from analyzer.bundle import catalog
 from analyzer.rules.family import Family, Plain, Rule
 from analyzer.model.target import Target
@@ -191,47 +192,8 @@ def _image_pull(case: Case, states: list[dict], events: list[PodEvent]) -> Decis
         return None
     said = _cross_check(case, events, ns.IMAGE_EVENTS)
     return Decision(word=words.IMAGE_PULL, reason=_quote(row),
-                    action=_image_action(case, row, said.message if said is not None else ""))
-
-
-# What the runtime says when a pull fails, by which of the contract's three fixes it asks for (containerd's and
-# CRI-O's errors as the kubelet's image manager wraps them; registries answer 401/403/404/429 in their own words).
-_NOT_THERE = re.compile(r"not found|manifest unknown|name unknown|repository does not exist|NotFound", re.I)
-_NOT_ALLOWED = re.compile(r"unauthorized|authentication required|denied|forbidden|\b40[13]\b|no basic auth", re.I)
-_RATE = re.compile(r"toomanyrequests|too many requests|rate limit|\b429\b", re.I)
-_UNREACHABLE = re.compile(r"i/o timeout|no such host|connection refused|dial tcp|x509|tls|network is unreachable|"
-                          r"deadline exceeded|connection reset", re.I)
-
-
-def _registry(image: str) -> str:
-    """The registry host of an image reference (docker.io when its first part is no host, as the runtime reads it)."""
-    first, sep, _ = image.partition("/")
-    return first if sep and ("." in first or ":" in first or first == "localhost") else "docker.io"
-
-
-def _image_action(case: Case, row: dict, event: str) -> str:
-    """The contract's three fixes (the reference, the pull secret, the node's access to the registry), the one the
-    runtime's words point to, with the image, the secret and the node named."""
-    spec, t = case.spec or {}, case.target
-    name = row.get("container")
-    containers = [c for key in ("initContainers", "containers") for c in spec.get(key) or () if isinstance(c, dict)]
-    image = str(next((c.get("image") for c in containers if c.get("name") == name), "") or "")
-    registry = _registry(image)
-    text = f"{(row.get('waiting') or {}).get('message') or ''} {event}"
-    ref = f"image {image!r} of container {name}"
-    if (row.get("waiting") or {}).get("reason") == "InvalidImageName":
-        return f"fix the {ref}: it is not a valid image reference"
-    if _RATE.search(text):
-        return f"{registry} limits pulls from node {t.node_name}: pull with credentials (a pull secret), or use a mirror"
-    if _NOT_ALLOWED.search(text):
-        secrets = [str(s.get("name")) for s in spec.get("imagePullSecrets") or () if isinstance(s, dict)]
-        have = f"its imagePullSecrets {', '.join(secrets)}" if secrets else "it has no imagePullSecrets"
-        return f"give the pod a pull secret that {registry} accepts for {image} ({have}), or fix the {ref}"
-    if _NOT_THERE.search(text):
-        return f"fix the {ref}: {registry} says it does not exist (the tag, the digest or the repository)"
-    if _UNREACHABLE.search(text):
-        return f"let node {t.node_name} reach {registry} (DNS, proxy, firewall, the registry's certificate), or use a mirror"
-    return f"fix the {ref}, its pull secret, or node {t.node_name}'s access to {registry}"
+                    action=image_action(case.spec or {}, case.target.node_name, row,
+                                        said.message if said is not None else ""))
 
 
 def _missing_action(text: str, namespace: str) -> str | None:
@@ -367,12 +329,26 @@ def _nothing_said(case: Case, states: list[dict], events: list[PodEvent]) -> Dec
     elif not states and not events:
         why = f"the kubelet on {t.node_name} has reported nothing for it (no container status, no event)"
         action = f"{look}: they have reported nothing for {t.key}"
+    elif (init := _init_running(case.spec or {}, states)) is not None:
+        # The kubelet starts the app containers only when every ordinary init container has completed (sidecars,
+        # restartPolicy Always, run beside them): one still running is where the pod waits, not the node.
+        why = (f"still Pending on {t.node_name}: its init container {init} is still running, and the app containers "
+               f"start only once it completes")
+        action = (f"look at what init container {init} waits for (kubectl logs -n {t.namespace} {t.name} -c {init}); "
+                  f"the pod starts once it exits 0")
     else:
         waiting = next((s for s in states if s.get("waiting")), None)
         why = (f"still Pending on {t.node_name}: " + (_quote(waiting) if waiting else "no container has started")
                + "; nothing the node reports names a cause")
         action = f"{look}: nothing they report names a cause"
     return Decision(word=words.NODE_SIDE, reason=why, action=action)
+
+
+def _init_running(spec: dict, states: list[dict]) -> str | None:
+    """The ordinary init container (not a sidecar) that is running while the pod is Pending, if any."""
+    ordinary = {c.get("name") for c in spec.get("initContainers") or ()
+                if isinstance(c, dict) and c.get("restartPolicy") != "Always"}
+    return next((str(s["container"]) for s in states if s.get("running") and s.get("container") in ordinary), None)
 
 
 def _node_evidence(case: Case) -> dict:
