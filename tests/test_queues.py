@@ -248,6 +248,10 @@ def test_kueue_gate_in_a_bundle_without_kueue_files_names_them(tmp_path):
     v = verdicts(root)[PENDING]
     assert v.word == w.SCHEDULING_GATED
     assert "workloads.kueue.x-k8s.io.json" in v.evidence["missing"] and "kueue.x-k8s.io/admission" in v.reason
+    # Not "look at the controller that owns the gate": the controller is named, what is missing is its objects.
+    assert v.action.startswith("collect workloads.kueue.x-k8s.io, localqueues.kueue.x-k8s.io, ")
+    assert v.action.endswith("and run again; meanwhile `kubectl get workloads.kueue.x-k8s.io -n team-a` shows why "
+                             "Kueue holds it")
 
 
 # -- Volcano ----------------------------------------------------------------------------------------------------

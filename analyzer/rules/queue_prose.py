@@ -1,5 +1,6 @@
 """The queue family's evidence as sentences (queues.md, Evidence): who holds the pod, what the queue's own
-controller said, the message rebuilt from the queue's objects beside it, and the flavors tried."""
+controller said, the message rebuilt from the queue's objects beside it, and the flavors tried; and the action when
+the bundle lacks the queue's objects (collect_action)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,10 @@ def _says_queue(value: object) -> list[str]:
     if not isinstance(value, dict):
         return []
     return _volcano(value) if value.get("system") == "Volcano" else _kueue(value)
+
+
+def collect_action(kinds: list[str], command: str, shows: str) -> str:
+    """scheduling-gated when the bundle lacks the queue's objects: collect them (the word stays the gate's; what holds
+    the pod is named, why needs those objects)."""
+    return (f"collect {', '.join(kinds)} (gpu-triage collect gathers them where it may list them) and run again; "
+            f"meanwhile `{command}` shows {shows}")

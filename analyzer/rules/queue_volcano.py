@@ -16,6 +16,7 @@ from analyzer.model.queue_world import QueueWorld
 from analyzer.model.views import Cluster
 from analyzer.model.volcano import PodGroup
 from analyzer.rules.case import Case, Decision
+from analyzer.rules.queue_prose import collect_action
 
 
 def _group(case: Case, world: QueueWorld) -> PodGroup | None:
@@ -33,7 +34,9 @@ def volcano_decide(case: Case, world: QueueWorld) -> Decision | None:
         if v.missing:
             case.evidence["missing"] = sorted(f"{k}.json" for k in v.missing)
             return Decision(word=words.SCHEDULING_GATED, reason="held by Volcano, but the bundle lacks its objects: "
-                                                                + "; ".join(v.missing.values()))
+                                                                + "; ".join(v.missing.values()),
+                            action=collect_action(sorted(v.missing), "kubectl get podgroups.scheduling.volcano.sh -n "
+                                                   f"{case.target.namespace}", "why Volcano holds it"))
         return None
     ev: dict = {"system": "Volcano", "podGroup": f"{pg.namespace}/{pg.name}", "queue": pg.queue, "phase": pg.phase,
                 "minMember": pg.min_member}

@@ -35,7 +35,7 @@ from analyzer.bundle import catalog
 from analyzer.rules.case import Case, Decision
 from analyzer.rules.family import Family, Answered, Plain, Rule
 from analyzer.rules.queue_flavors import PodSetOutcome, assign
-from analyzer.rules import queue_prose  # noqa: F401  (registers how the queue evidence reads)
+from analyzer.rules.queue_prose import collect_action  # (importing it also registers how the queue evidence reads)
 from analyzer.rules.queue_head import head_of_line
 from analyzer.rules.queue_topology import missing_topologies, topology_refusal
 from analyzer.rules.queue_volcano import gang, volcano_decide
@@ -80,7 +80,9 @@ def decide(case: Case) -> Decision | None:
                                    + "; ".join(k.missing[kind] for kind in broken))
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"held by Kueue ({ADMISSION_GATE}), but the bundle lacks Kueue's objects: "
-                               + "; ".join(k.missing[kind] for kind in needed))
+                               + "; ".join(k.missing[kind] for kind in needed),
+                        action=collect_action(needed, f"kubectl get workloads.kueue.x-k8s.io -n {t.namespace}",
+                                               "why Kueue holds it"))
     w = _workload(case, world)
     queue_name = w.queue if w is not None else t.queue_hints.get("queue-name", "")
     ev: dict = {"system": "Kueue", "workload": w.key if w else None, "localQueue": f"{t.namespace}/{queue_name}"}
@@ -116,7 +118,9 @@ def decide(case: Case) -> Decision | None:
         case.evidence["missing"] = [f"{TOPOLOGIES}.json"]
         return Decision(word=words.SCHEDULING_GATED,
                         reason=f"held by Kueue, and ClusterQueue {cq.name} places by topology, but the bundle lacks "
-                               f"Kueue's Topologies: {k.missing[TOPOLOGIES]}")
+                               f"Kueue's Topologies: {k.missing[TOPOLOGIES]}",
+                        action=collect_action([TOPOLOGIES], f"kubectl get workloads.kueue.x-k8s.io -n {t.namespace}",
+                                               "where Kueue's topology assignment stops"))
     if TOPOLOGIES not in k.missing:
         problems.extend(missing_topologies(cq, world))
     if problems:
@@ -317,3 +321,4 @@ FAMILY: Family = QueuesFamily(name="queues", kinds=(
     rules=(Rule(rows="8-11", words=(words.QUEUE_MISCONFIGURED, words.QUEUE_QUOTA, words.QUEUE_TOPOLOGY,
                                     words.SCHEDULING_GATED), decide=decide),
            Rule(rows="33", words=(words.EXHAUSTED,), decide=gang)))  # a Volcano gang: minMember pods at once
+
