@@ -76,6 +76,21 @@ def test_a_pod_larger_than_any_node_is_told_so_in_its_action(tmp_path: Path) -> 
     assert near.strip().startswith("no node is one change away"), near
 
 
+def test_nearest_nodes_that_read_alike_are_one_line_and_the_rest_are_counted_not_promised(tmp_path: Path) -> None:
+    # Seven nodes advertise nvidia.com/gpu, the pod asks a MIG profile none has: each node's one change reads the
+    # same, so --explain says it once with the nodes named; the nodes beyond the five kept are counted.
+    nodes = [gpu_node(f"g{i}") for i in range(7)]
+    bundle = make_bundle(tmp_path, pods=[gpu_pod("mig", resource="nvidia.com/mig-1g.10gb")], nodes=nodes)
+    lines = _explain(bundle, "lab/mig")
+    at = lines.index("Nearest nodes (one change away, whatever the word):")
+    section = " ".join(" ".join(lines[at + 1:lines.index("", at)]).split())
+    assert section == ("g0, g1, g2 (+2 more): only no nvidia.com/mig-1g.10gb in status.capacity; advertises "
+                       "nvidia.com/gpu (4) (ask for the name it advertises, or change the device plugin's sharing or MIG "
+                       "configuration) … and 2 more nodes one change away (counted, not listed)")
+    v = analyse_dir(bundle)["lab/mig"]
+    assert len(v.evidence["nearest"]) == 5 and v.evidence["nearest_more"] == 2  # -o json keeps each node's entry
+
+
 def test_a_fragmented_request_names_where_the_free_units_are(tmp_path: Path) -> None:
     from conftest import bound_pod
     pods = [gpu_pod("two", gpus=2), bound_pod("a", "g1", gpus=3), bound_pod("b", "g2", gpus=3)]

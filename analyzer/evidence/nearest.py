@@ -327,7 +327,7 @@ def _nearest_says(value: object) -> list[str]:
 
 @prose.says("nearest_more")
 def _nearest_more_says(value: object) -> list[str]:
-    return [f"… and {value} more nodes one change away (every one in -o json)."]
+    return [f"… and {value} more nodes one change away (counted, not listed)."]
 
 
 @prose.says("nearest_none")

@@ -82,11 +82,16 @@ def render(v: Verdict, out: TextIO, *, width: int | None = None) -> None:
             w("  not fragmented: even summed over every candidate the free units do not cover the request\n")
     if "nearest" in v.evidence:
         w("\nNearest nodes (one change away, whatever the word):\n")
+        # Nodes whose one change reads the same are one line (348 candidates, each "only what the reason above
+        # says", are not five lines of it); -o json keeps each node's own entry.
+        alike: dict[str, list[str]] = {}
         for near in v.evidence["nearest"]:
             only, rest = ("only ", near["reason"][5:]) if near["reason"].startswith("only ") else ("", near["reason"])
-            w(f"  {near['node']}: {only}{_once(rest, v.reason)}\n")
+            alike.setdefault(f"{only}{_once(rest, v.reason)}", []).append(near["node"])
+        for text, nodes in alike.items():
+            w(f"  {some_names(nodes)}: {text}\n")
         if v.evidence.get("nearest_more"):
-            w(f"  … and {v.evidence['nearest_more']} more\n")
+            w(f"  … and {v.evidence['nearest_more']} more nodes one change away (counted, not listed)\n")
         if v.evidence.get("nearest_none"):
             w(f"  {v.evidence['nearest_none']}\n")
     devices = v.evidence.get("devices") or []
