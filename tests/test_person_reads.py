@@ -94,6 +94,27 @@ def test_table_and_nodes_wrap_to_the_terminal_and_wide_does_not(monkeypatch) -> 
     assert _longest(run_cli("analyze", LAB, "-o", "wide", check=True).stdout) > 100
 
 
+def test_nodes_fit_80_columns_with_gke_length_node_names(tmp_path, monkeypatch) -> None:
+    # GKE names its nodes like gke-ml-prod-h100-pool-800698b9-mj9q: with a pool label and a MIG resource, the
+    # numbers alone passed 80 columns. Then each node's name stands alone and its row is indented under it.
+    from conftest import bound_pod, gpu_pod
+
+    pool = {"cloud.google.com/gke-nodepool": "a100-mig-pool-ondemand", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    names = [f"gke-ml-prod-a100-mig-pool-ondemand-1c3a35d6-{i:04}" for i in range(3)]
+    nodes = [gpu_node(n, resource="nvidia.com/mig-1g.10gb", gpus="7", labels=pool) for n in names]
+    pods = [bound_pod(f"holder-{i}", names[i], resource="nvidia.com/mig-1g.10gb") for i in range(3)]
+    pods.append(gpu_pod("waiting-for-a-mig-slice-of-the-a100-pool", resource="nvidia.com/mig-1g.10gb", gpus=8))
+    root = make_bundle(tmp_path, pods=pods, nodes=nodes)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    whole = run_cli("nodes", root, check=True).stdout
+    assert _longest(whole) > 80  # a pipe keeps each row on one line
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run_cli("nodes", root, check=True).stdout
+    assert _longest(out) <= 80, out
+    assert f"\n{names[0]}\n    " in out  # the name alone, its numbers under it
+    assert all(out.count(n) == whole.count(n) for n in names + ["lab/waiting-for-a-mig-slice-of-the-a100-pool"])
+
+
 def test_explain_says_a_dra_claims_device_story_once() -> None:
     dra = REPO / "tests" / "data" / "recordings" / "dra-exhausted-v1.36"
     out = run_cli("why", dra, "lab/waiter", "--explain", check=True).stdout

@@ -35,11 +35,22 @@ def _stacked(lines: Sequence[tuple[str, ...]], widths: list[int], width: int, ou
     """Too narrow for STATE and PENDING beside the numbers: each row's numbers on one line, then its state and the
     pending pods wanting it on their own lines below it, wrapped at spaces to the width."""
     header, rows = lines[0], lines[1:]
-    out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(header[:6], widths)))
-              + "  (STATE, PENDING below)\n")
+    # Even the numbers are wider than the terminal (GKE's node names run to 40 characters): the node's name alone
+    # on its line, the rest indented under it, as kubectl describe lays out what does not fit a row.
+    alone = sum(widths[:6]) + 2 * 5 > width
+
+    def numbers(line: tuple[str, ...]) -> str:
+        cells = line[1:6] if alone else line[:6]
+        return "  ".join(f"{c:<{w}}" if i < (2 if alone else 3) else f"{c:>{w}}"
+                         for i, (c, w) in enumerate(zip(cells, widths[1:6] if alone else widths)))
+
+    if alone:
+        out.write(f"{header[0]}  (then POOL, RESOURCE, ALLOC, USED, FREE; STATE, PENDING below)\n"
+                  f"    {numbers(header)}\n")
+    else:
+        out.write(numbers(header) + "  (STATE, PENDING below)\n")
     for line in rows:
-        out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(line[:6], widths)))
-                  + "\n")
+        out.write(f"{line[0]}\n    {numbers(line)}\n" if alone else numbers(line) + "\n")
         for label, text in (("state", line[6]), ("pending", line[7])):
             if text == "-" and label == "pending":
                 continue
@@ -70,15 +81,15 @@ def render(occ: Occupancy, out: TextIO) -> None:
         pools = [("POOL", "RESOURCE", "NODES", "ALLOC", "USED", "FREE", "BEHIND A TAINT")] + [
             (printable(p.pool), printable(p.resource), str(p.nodes), str(p.allocatable), str(p.used), str(p.free - p.behind_taint),
              str(p.behind_taint)) for p in occ.pools]
-        pw = [max(len(cells[i]) for cells in pools) for i in range(7)]
-        for cells in pools:
-            out.write("  ".join(f"{c:<{w}}" if i < 2 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, pw))).rstrip() + "\n")
+        _table(pools, "llrrrrr", width, out)
     if occ.not_started:
         out.write("\nbound pods that have not started (`gpu-triage why` for each):\n")
         for node, pods in occ.not_started.items():
             more = len(pods) - SHOWN_WANTING
-            out.write(f"  {printable(node)}: " + ", ".join(f"{printable(key)} {word}" for key, word in pods[:SHOWN_WANTING])
-                      + (f", … {more} more" if more > 0 else "") + "\n")
+            text = (f"{printable(node)}: " + ", ".join(f"{printable(key)} {word}" for key, word in pods[:SHOWN_WANTING])
+                    + (f", … {more} more" if more > 0 else ""))
+            for k, part in enumerate(_wrapped(text, None if width is None else max(width - 6, 20))):
+                out.write(("  " if k == 0 else "      ") + part + "\n")
     if occ.shared:
         _shared(occ, out)
     if occ.queues:
@@ -86,10 +97,7 @@ def render(occ: Occupancy, out: TextIO) -> None:
         qs = [("CLUSTERQUEUE", "FLAVOR", "RESOURCE", "NOMINAL", "RESERVED", "BORROWED", "WAITING", "RESERVED BY")] + [
             (printable(q.cluster_queue), printable(q.flavor), printable(q.resource), str(q.nominal), str(q.reserved), str(q.borrowed),
              str(q.waiting), printable(q.held_by) or "-") for q in occ.queues]
-        qw = [max(len(queue_cells[i]) for queue_cells in qs) for i in range(7)]
-        for queue_cells in qs:
-            out.write("  ".join(f"{c:<{w}}" if i < 3 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(queue_cells, qw)))
-                      + "  " + queue_cells[-1] + "\n")
+        _table(qs, "lllrrrrl", width, out)
     if occ.pending:
         out.write("\n")
     offered = {r.resource for r in occ.rows if r.capacity}
@@ -104,6 +112,17 @@ def render(occ: Occupancy, out: TextIO) -> None:
                 text += f"; no node offers it ({shown})"
         out.write("\n".join(_wrapped(text, width) if width is None else
                              [p if k == 0 else "    " + p for k, p in enumerate(_wrapped(text, width - 4))]) + "\n")
+
+
+def _table(rows: Sequence[tuple[str, ...]], aligns: str, width: int | None, out: TextIO) -> None:
+    """Aligned columns (`aligns`: l or r per column); wider than the terminal, the first column alone on its line
+    and the others indented under it (names are never cut)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    alone = width is not None and sum(widths) + 2 * (len(widths) - 1) > width
+    for r in rows:
+        cells = [f"{c:<{w}}" if a == "l" else f"{c:>{w}}" for c, w, a in zip(r, widths, aligns)]
+        text = f"{r[0]}\n    " + "  ".join(cells[1:]) if alone else "  ".join(cells)
+        out.write(text.rstrip() + "\n")
 
 
 def _shared(occ: Occupancy, out: TextIO) -> None:
