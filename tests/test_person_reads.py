@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import gpu_node, make_bundle
+from conftest import gpu_node, gpu_pod, make_bundle
 from helpers import LAB, REPO, run_cli
 from report_pages import data_of, html_of, markdown_of
 from test_owners import RS, _full_quota, _rs_events, _running_replicas, replicaset
@@ -97,7 +97,7 @@ def test_table_and_nodes_wrap_to_the_terminal_and_wide_does_not(monkeypatch) -> 
 def test_nodes_fit_80_columns_with_gke_length_node_names(tmp_path, monkeypatch) -> None:
     # GKE names its nodes like gke-ml-prod-h100-pool-800698b9-mj9q: with a pool label and a MIG resource, the
     # numbers alone passed 80 columns. Then each node's name stands alone and its row is indented under it.
-    from conftest import bound_pod, gpu_pod
+    from conftest import bound_pod
 
     pool = {"cloud.google.com/gke-nodepool": "a100-mig-pool-ondemand", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
     names = [f"gke-ml-prod-a100-mig-pool-ondemand-1c3a35d6-{i:04}" for i in range(3)]
@@ -113,6 +113,24 @@ def test_nodes_fit_80_columns_with_gke_length_node_names(tmp_path, monkeypatch) 
     assert _longest(out) <= 80, out
     assert f"\n{names[0]}\n    " in out  # the name alone, its numbers under it
     assert all(out.count(n) == whole.count(n) for n in names + ["lab/waiting-for-a-mig-slice-of-the-a100-pool"])
+
+
+def test_table_puts_each_reason_under_its_target_when_long_names_leave_no_reason_column(tmp_path, monkeypatch) -> None:
+    # A StatefulSet's pod names and the word leave fewer than MIN_REASON columns at 80: the reason goes under the
+    # name and word (indented), so no line passes the terminal and no word is lost.
+    long = "feature-store-materializer-nightly-backfill-0"
+    root = make_bundle(tmp_path, pods=[gpu_pod(long, gpus=8), gpu_pod("short", gpus=8)],
+                       nodes=[gpu_node("gke-ml-prod-a100-pool-287f4f7f-gwbk", gpus="4")])
+    monkeypatch.delenv("COLUMNS", raising=False)
+    whole = run_cli("analyze", root).stdout
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run_cli("analyze", root).stdout
+    assert _longest(out) <= 80, out
+    lines = out.splitlines()
+    at = lines.index(f"lab/{long}  exhausted")
+    assert lines[at + 1].startswith("    no candidate (1) has room: gke-ml-prod-a100-pool-287f4f7f-gwbk")
+    rows = whole.split("\n\n")[0].split()
+    assert out.split("\n\n")[0].split()[3:] == rows[3:]  # the same words after the header, only the breaks differ
 
 
 def test_explain_says_a_dra_claims_device_story_once() -> None:

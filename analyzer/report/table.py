@@ -18,7 +18,8 @@ from analyzer.output_format import ANALYZE, Format
 from analyzer.text import printable, target_mark, terminal_width
 from analyzer.verdict import Verdict
 
-MIN_REASON = 30  # below this the reason column would be a word per line: let the line run long instead
+MIN_REASON = 30  # below this the reason column would be a word per line: each reason goes under its name instead
+STACKED = 4  # the indent of a reason under its target's name and word
 
 # The word's colour on a terminal, by the part of causes.md it comes from (as in the HTML report).
 _RED, _MAGENTA, _YELLOW, _GREEN, _RESET = "\x1b[31m", "\x1b[35m", "\x1b[33m", "\x1b[32m", "\x1b[0m"
@@ -70,13 +71,25 @@ def render(verdicts: list[Verdict], out: TextIO, *, width: int | None = None, co
     word_w = max(len("WORD"), *(len(v.word) for v in verdicts))
     indent = key_w + 2 + word_w + 2
     reason_w = None if width is None else width - indent
-    out.write(f"{'TARGET':<{key_w}}  {'WORD':<{word_w}}  REASON\n")
+    if width is not None and reason_w is not None and reason_w < MIN_REASON:
+        # Long names (a StatefulSet's pods, GKE's node names in the reason) leave no room for a REASON column: each
+        # target's name and word on one line, its reason wrapped under them, as kubectl describe does.
+        indent, reason_w = STACKED, max(width - STACKED, MIN_REASON)
+        out.write(f"TARGET  WORD\n{' ' * indent}REASON\n")
+    else:
+        out.write(f"{'TARGET':<{key_w}}  {'WORD':<{word_w}}  REASON\n")
+    stacked = indent == STACKED
     for key, v in zip(keys, verdicts):
         lines = wrap(printable(_marked(v)), reason_w)
-        word = f"{v.word:<{word_w}}"
-        out.write(f"{key:<{key_w}}  {_colour(v.word, word) if colour else word}  {lines[0]}\n")
-        for more in lines[1:]:
-            out.write(" " * indent + more + "\n")
+        word = f"{v.word:<{word_w}}" if not stacked else v.word
+        word = _colour(v.word, word) if colour else word
+        if stacked:
+            out.write(f"{key}  {word}\n")
+            lines = [" " * indent + line for line in lines]
+        else:
+            lines[0] = f"{key:<{key_w}}  {word}  {lines[0]}"
+            lines[1:] = [" " * indent + line for line in lines[1:]]
+        out.write("\n".join(lines) + "\n")
     counts = Counter(v.word for v in verdicts)
     actions: dict[str, set[str]] = {}
     for v in verdicts:
