@@ -2,8 +2,8 @@
 
 A format is one file (report/table.py, diff/formats/markdown.py, occupancy/formats/csv_format.py, ...) that ends
 with its `Format` (analyzer/output_format.py), as pip-audit and kubeconform keep one file per output format.
-The registry imports only the formats of the command asked for, and only when asked: `analyze` looks them up after
-the bundle is read, so no format module is imported before pods.json's reader is forked.
+The registry imports only the formats of the command asked for, and only when asked: a command pays for the import
+of its own formats, never for every format of every command.
 """
 
 from __future__ import annotations

@@ -39,9 +39,9 @@ class JsonWriter:
         self.out = out
         self.count = 0
         # Shared funnels and fits are written once, keyed by their content: verdicts of one shape share one
-        # object, and a shape met in both halves of a run shared with a worker (classify.each_verdict) is
-        # two equal objects, still one entry. id(object) -> its id in the document (the object held, so the
-        # id is not reused while the document is written).
+        # object, and two shapes whose funnels read the same (their pods differ only where no stage looks) are
+        # two equal objects, still one entry. id(object) -> its id in the document (the object held, so the id
+        # is not reused while the document is written).
         self._ids: dict[int, tuple[str, object]] = {}
         self._funnels: dict[bytes, tuple[str, object]] = {}
         self._fits: dict[bytes, tuple[str, object]] = {}

@@ -20,7 +20,8 @@ URGENCY: dict[str, int] = {w.word: i for i, w in enumerate(words.ALL)}
 
 
 def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
-    """Rows with the same word, owner and reason (or pattern: pattern_of) become one row carrying every name; then
+    """Rows with the same word, owner and reason (or pattern: pattern_of) become one row carrying every name (it
+    `varies` when their reasons or actions differ within the pattern); then
     what the API server refused (no pod exists: a person meets it first), then most urgent first, larger groups
     first, then by name. Ownerless targets group by word and reason too: a hundred bare pods with one reason read
     best as one row."""
@@ -32,8 +33,8 @@ def group_rows(rows: Iterable[TargetRow]) -> list[TargetRow]:
         if key not in groups:
             groups[key] = row
             names[key] = []
-        elif row.reason != groups[key].reason:
-            varies.add(key)
+        elif (row.reason, row.next_action) != (groups[key].reason, groups[key].next_action):
+            varies.add(key)  # the first one's reason and action are shown: the row says so
         names[key].extend(row.names)
     out = [replace(row, names=tuple(names[key]), varies=key in varies) for key, row in groups.items()]
     out.sort(key=lambda r: (not r.refused, URGENCY.get(r.word, len(URGENCY)), -r.count, r.names[0]))

@@ -52,7 +52,7 @@ class TargetRow:
     # What the targets of one shape share: the reason and action with the pod's own node and the digits masked
     # (shapes.pattern_of); "" groups by the reason itself.
     pattern: str = ""
-    varies: bool = False  # the grouped targets' reasons differ (in their own node and amounts): the first one's is shown
+    varies: bool = False  # the grouped targets' reasons or actions differ (own node, amounts): the first one's are shown
 
     @property
     def count(self) -> int:
