@@ -74,6 +74,19 @@ def test_a_pod_larger_than_any_node_is_told_so_in_its_action(tmp_path: Path) -> 
     # No single change fits 8 on a node of 4: no node is "one change away".
     near = lines[lines.index("Nearest nodes (one change away, whatever the word):") + 1]
     assert near.strip().startswith("no node is one change away"), near
+    # The table's row, where a person meets the word first, names the too-large sub-case (causes.md) too.
+    row = " ".join(run_cli("analyze", bundle, "-o", "wide").stdout.splitlines()[1].split())
+    assert row.startswith("lab/big exhausted no candidate (2) has room, even empty: it asks more nvidia.com/gpu than "
+                          "any has (too large): g1, g2: nvidia.com/gpu: 4 free of 4 allocatable, 8 requested"), row
+
+
+def test_a_pod_short_now_is_not_called_too_large(tmp_path: Path) -> None:
+    from conftest import bound_pod
+    bundle = make_bundle(tmp_path, pods=[bound_pod("holder", "g1", gpus=4), gpu_pod("small", gpus=2)],
+                         nodes=[gpu_node("g1", gpus="4")])
+    row = run_cli("analyze", bundle, "-o", "wide").stdout.splitlines()[1]
+    assert "no candidate (1) has room: g1: nvidia.com/gpu: 0 free of 4 allocatable, 2 requested" in row
+    assert "too large" not in row
 
 
 def test_nearest_nodes_that_read_alike_are_one_line_and_the_rest_are_counted_not_promised(tmp_path: Path) -> None:

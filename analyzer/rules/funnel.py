@@ -240,6 +240,10 @@ def _reason(funnel: FunnelResult) -> str:
     head = _HEAD[last.name].format(n=last.nodes_in)
     if last.name == "selector":
         return head
+    if last.name == "fit" and (large := too_large(funnel)):
+        # causes.md's too-large sub-case, said where a person meets the word first (the table's row): waiting
+        # cannot help a pod larger than every candidate even empty.
+        head += f", even empty: it asks more {', '.join(large)} than any has (too large)"
     nodes = last.nodes
     groups = text_groups(last)
     sizes = group_sizes(groups)
@@ -248,6 +252,15 @@ def _reason(funnel: FunnelResult) -> str:
         g = groups[k]
         parts.append(f"{some_names([nodes[i].name for i in g.at[:3].tolist()], total=len(g.at))}: {g.reason.text}")
     return head + ": " + "; ".join(parts)
+
+
+def too_large(funnel: FunnelResult) -> list[str]:
+    """The resources this shape asks more of than every fit candidate has even empty, from the fit stage's rows
+    kept with the shape (columnar.shortfalls): causes.md's too-large sub-case of `exhausted`."""
+    kept = funnel.facts.state.fit_rows
+    if funnel.fit_at is None or kept is None or kept[0] is not funnel.fit_at:
+        return []
+    return [r for r, want, alloc, _, short in kept[1] if len(alloc) and short.all() and int(alloc.max()) < want]
 
 
 def text_groups(stage: StageResult) -> list[Removed] | Groups:
