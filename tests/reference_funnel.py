@@ -23,7 +23,7 @@ from analyzer.evidence.filters import nearest_failures
 from analyzer.model.matching import selector_matches, untolerated
 from analyzer.model.views import Cluster
 from analyzer.rules import dra_devices
-from analyzer.rules.checks import PodFacts, available, shortages, used_on
+from analyzer.rules.checks import PodFacts, _fit_order, available, shortages, used_on
 from analyzer.rules.columnar import Judged
 from analyzer.rules.funnel import Funnels, Stage, run_funnel
 from analyzer.rules.funnel_result import FunnelResult
@@ -43,8 +43,20 @@ def judge_by_node(stage: Stage, pod: PodFacts, cluster: Cluster, at: np.ndarray)
             kept.append(i)
         else:
             removed.setdefault(reason, []).append(i)
+    if stage.name == "fit":
+        _keep_fit_rows(pod, cluster, at)
     return Judged(kept=np.array(kept, dtype=np.int64),
                   removed=[Removed(np.array(where, dtype=np.int64), reason) for reason, where in removed.items()])
+
+
+def _keep_fit_rows(pod: PodFacts, cluster: Cluster, at: np.ndarray) -> None:
+    """The fit stage's rows (what columnar.shortfalls keeps with the shape) read node by node, so that the reason's
+    sub-case of `exhausted` (too large, fragmented; rules/funnel_text.fit_sub_case) is judged from each node's own
+    amounts here too."""
+    order = _fit_order(pod, cluster)
+    f = fit_facts_by_node(cluster, pod, at, [r for r, _, _ in order])
+    pod.state.fit_rows = (at, [(r, want, np.array(f.alloc[r], dtype=object), np.array(f.free[r], dtype=object),
+                                f.short[r]) for r, want, _ in order])
 
 
 def funnel_by_node(pod: PodFacts, cluster: Cluster) -> FunnelResult:

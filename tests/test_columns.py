@@ -35,7 +35,8 @@ from analyzer.model.node_conditions import NodeConditionSeen
 from analyzer.model.views import BoundPod, Cluster
 from analyzer.rules import columnar
 from analyzer.rules.checks import PodFacts, node_policy
-from analyzer.rules.funnel import STAGES, run_funnel, stages_as_data
+from analyzer.rules.funnel import STAGES, run_funnel
+from analyzer.rules.funnel_text import stages_as_data
 from reference_funnel import fit_by_node, funnel_by_node, judge_by_node, nearest_by_node, rebuild_by_node
 
 GPU = "nvidia.com/gpu"

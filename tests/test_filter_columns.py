@@ -22,7 +22,8 @@ from analyzer.model.placement import LabelSets, Placement, anti_terms_json, host
 from analyzer.model.pod_filters import pod_filters
 from analyzer.rules import spread
 from analyzer.rules.checks import PodFacts
-from analyzer.rules.funnel import run_funnel, stages_as_data
+from analyzer.rules.funnel import run_funnel
+from analyzer.rules.funnel_text import stages_as_data
 from reference_funnel import funnel_by_node, nearest_by_node, rebuild_by_node, spread_by_node
 
 APPS = ["web", "train", "db"]

@@ -17,7 +17,8 @@ from reference_funnel import funnel_by_node
 from analyzer.evidence.nearest import Nearest
 from analyzer.model.matching import hostnames_required, names_required
 from analyzer.model.nodes import NodeView
-from analyzer.rules.funnel import run_funnel, stages_as_data
+from analyzer.rules.funnel import run_funnel
+from analyzer.rules.funnel_text import stages_as_data
 from reference_funnel import nearest_by_node
 
 

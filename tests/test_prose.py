@@ -111,6 +111,9 @@ def test_a_fragmented_request_names_where_the_free_units_are(tmp_path: Path) -> 
     lines = _explain(bundle, "lab/two")
     assert lines[0] == "lab/two: exhausted"
     assert "no single node has 2 nvidia.com/gpu free: 2 are free over 2 nodes" in lines[1]
+    row = " ".join(run_cli("analyze", bundle, "-o", "wide").stdout.splitlines()[1].split())
+    assert row.startswith("lab/two exhausted no candidate (2) has room, though together they have 2 nvidia.com/gpu "
+                          "free (fragmented): g1, g2: nvidia.com/gpu: 1 free of 4 allocatable, 2 requested"), row
 
 
 def test_a_cpu_node_is_never_told_to_restore_a_device_plugin() -> None:

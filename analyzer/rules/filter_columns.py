@@ -161,7 +161,7 @@ def ports_codes(pod: PodFacts, cluster: Cluster) -> np.ndarray | None:
 
 # Stages whose codes may differ where the texts do not: the volume stage's text is the first failure's alone, while
 # a WaitForFirstConsumer claim failing after a bound claim's volume adds a scheduler string, or another claim the
-# same string; its groups are merged by text where they are shown (funnel.text_groups), as node by node.
+# same string; its groups are merged by text where they are shown (funnel_text.text_groups), as node by node.
 _SHARED_TEXTS = frozenset({check_volume_topology})
 
 

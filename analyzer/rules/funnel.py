@@ -18,7 +18,6 @@ import numpy as np
 from analyzer.bundle import catalog
 from analyzer.bundle.catalog import NODES
 from analyzer import prose
-from analyzer.text import some_names
 from analyzer import words
 from analyzer.model.matching import names_required, selector_matches
 from analyzer.model.nodes import NodeView
@@ -48,9 +47,10 @@ from analyzer.rules.family import Answered, Family, Plain, Rule, shape_of
 from analyzer.rules.filter_columns import vector_stage
 from analyzer.rules.funnel_actions import funnel_action
 from analyzer.rules.funnel_result import FunnelResult, StageResult
+from analyzer.rules.funnel_text import funnel_reason, stages_as_data
 from analyzer.rules.in_use import check_in_use, in_use_applies
 from analyzer.rules.interpod import check_interpod, interpod_applies
-from analyzer.rules.reason import Check, Groups, Reason, Removed, group_sizes
+from analyzer.rules.reason import Check, Reason, Removed
 from analyzer.rules.spread import check_spread, spread_applies
 from analyzer.rules.volumes import check_volume_topology, volumes_apply
 
@@ -211,97 +211,6 @@ def run_funnel(pod: PodFacts, nodes: list[NodeView], cluster: Cluster,
 
 
 # -- the funnel as one rule of the order ------------------------------------------------
-
-_HEAD = {
-    "selector": "no node matches nodeSelector/affinity (0 of {n})",
-    "advertised": "no candidate ({n}) advertises the resource",
-    "device-selectors": "no candidate ({n}) can satisfy the claim even with every device free",
-    "taints": "every candidate ({n}) is excluded by a taint or cordon",
-    "allocatable": "every candidate ({n}) reports allocatable 0",
-    "fit": "no candidate ({n}) has room",
-    "volumes": "the pod's volumes cannot be used on any candidate ({n})",
-    "pod-affinity": "every candidate ({n}) breaks a required inter-pod rule",
-    "topology-spread": "every candidate ({n}) would break a DoNotSchedule topology spread constraint",
-    "in-use": "on every candidate ({n}) another pod holds what it needs (a host port, a ReadWriteOncePod claim, "
-              "the CSI volume limit)",
-}
-
-
-def funnel_reason(funnel: FunnelResult) -> str:
-    if funnel.reason is None:  # once per funnel: every pod of the shape shares it
-        funnel.reason = _reason(funnel)
-    return funnel.reason
-
-
-def _reason(funnel: FunnelResult) -> str:
-    last = funnel.last
-    if funnel.word == words.NODE_UNHEALTHY:
-        return node_health.reason(funnel.facts, last)
-    head = _HEAD[last.name].format(n=last.nodes_in)
-    if last.name == "selector":
-        return head
-    if last.name == "fit" and (large := too_large(funnel)):
-        # causes.md's too-large sub-case, said where a person meets the word first (the table's row): waiting
-        # cannot help a pod larger than every candidate even empty.
-        head += f", even empty: it asks more {', '.join(large)} than any has (too large)"
-    nodes = last.nodes
-    groups = text_groups(last)
-    sizes = group_sizes(groups)
-    parts = []
-    for k in sorted(range(len(groups)), key=lambda k: -sizes[k])[:3]:
-        g = groups[k]
-        parts.append(f"{some_names([nodes[i].name for i in g.at[:3].tolist()], total=len(g.at))}: {g.reason.text}")
-    return head + ": " + "; ".join(parts)
-
-
-def too_large(funnel: FunnelResult) -> list[str]:
-    """The resources this shape asks more of than every fit candidate has even empty, from the fit stage's rows
-    kept with the shape (columnar.shortfalls): causes.md's too-large sub-case of `exhausted`."""
-    kept = funnel.facts.state.fit_rows
-    if funnel.fit_at is None or kept is None or kept[0] is not funnel.fit_at:
-        return []
-    return [r for r, want, alloc, _, short in kept[1] if len(alloc) and short.all() and int(alloc.max()) < want]
-
-
-def text_groups(stage: StageResult) -> list[Removed] | Groups:
-    """The stage's removed nodes grouped by their reason's text, groups in the order of their first node. Groups
-    whose texts are known to be distinct stay as they are (their Reasons still unmade)."""
-    if isinstance(stage.groups, Groups) or all(g.distinct_text for g in stage.groups):
-        return stage.groups
-    by_text: dict[str, list[Removed]] = {}
-    for g in stage.groups:
-        by_text.setdefault(g.reason.text, []).append(g)
-    out = [parts[0] if len(parts) == 1 else Removed(np.sort(np.concatenate([g.at for g in parts])), parts[0].reason)
-           for parts in by_text.values()]
-    return sorted(out, key=lambda g: int(g.at[0]))
-
-
-GROUP_LIMIT = 20  # reasons listed per stage in `analyze -o json` (the rest counted); why -o json lists every one
-
-
-def stages_as_data(funnel: FunnelResult, nodes: list[NodeView], limit: int | None) -> list[dict]:
-    """Stage by stage; removed nodes grouped by their exact reason: a count, at most `limit` names (None: all)
-    and how many more. With a limit, at most GROUP_LIMIT reasons per stage, the most common (the others are
-    counted in `removed_more`): 5,000 nodes short of memory by 5,000 different amounts are not 5,000 groups."""
-    out = []
-    for st in funnel.stages:
-        groups = text_groups(st)
-        sizes = group_sizes(groups)
-        listed = range(len(groups))
-        if limit is not None and len(groups) > GROUP_LIMIT:
-            listed = sorted(sorted(range(len(groups)), key=lambda k: (-sizes[k], k))[:GROUP_LIMIT])
-        removed = []
-        for g in (groups[k] for k in listed):
-            shown = g.at if limit is None else g.at[:limit]
-            removed.append({"reason": g.reason.text, "count": len(g.at), "nodes": [nodes[i].name for i in shown.tolist()],
-                            "more": len(g.at) - len(shown)})
-        stage = {"stage": st.name, "nodes_in": st.nodes_in, "nodes_out": st.nodes_out, "removed": removed}
-        if len(listed) < len(groups):
-            stage["removed_more"] = {"reasons": len(groups) - len(listed),
-                                     "count": sum(sizes) - sum(sizes[k] for k in listed)}
-        out.append(stage)
-    return out
-
 
 def decide(case: Case) -> Decision | None:
     c, t, ev = case.cluster, case.target, case.evidence

@@ -94,7 +94,7 @@ class FunnelResult:
     stages: list[StageResult]
     word: str | None  # the cause word when a stage emptied the candidates, else None (some node fits)
     fit_at: np.ndarray | None = None  # positions of the nodes that entered the fit stage
-    reason: str | None = None  # the reason line, made once (rules/funnel.funnel_reason)
+    reason: str | None = None  # the reason line, made once (rules/funnel_text.funnel_reason)
     action: str | None = None  # the next action, made once ("": the word's own; rules/funnel_actions.py)
     _fit_names: list[str] | None = field(default=None, repr=False, compare=False)
     # What every pod of this shape shows alike once answered (the families' after-decision evidence), made on
