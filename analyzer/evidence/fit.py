@@ -22,6 +22,7 @@ from analyzer.rules import columnar, dra_devices
 from analyzer.model.nominated import NOMINATED, NominatedPod
 from analyzer.rules.checks import PodFacts, available, holders_on, used_on
 from analyzer.rules.funnel_result import FunnelResult
+from analyzer.rules.funnel_text import FRAGMENTED, TOO_LARGE, sub_case
 from analyzer.text import some_names
 from analyzer.verdict import Fit, FitSize
 
@@ -132,9 +133,7 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
         short = [r for r in order if f.short[r][j]]
         rows.append(_row(c, facts, nodes[int(at[j])], wanted, short))
     short_everywhere = {r for r in order if n and bool(f.short[r].all())}
-    # Fragmented: enough free units summed over the candidates, and a node big enough to hold it once
-    # freed, but no single node with enough free now. A request above every candidate's allocatable is
-    # not fragmentation: waiting cannot help (too_large).
+    # The sub-cases (rules/funnel_text.sub_case, the same rule the reason line names them by).
     fragmented = False
     too_large = []
     sizes: dict[str, FitSize] = {}
@@ -151,9 +150,10 @@ def fit_evidence(c: Cluster, facts: PodFacts, funnel: FunnelResult, limit: int |
                            largest_free=format_units(r, max(int(free[most]), 0)) if len(free) else "0",
                            largest_free_on=nodes[int(at[most])].name if len(free) else "",
                            free_total=format_units(r, int(np.maximum(free, 0).sum())), candidates=n)
-        if biggest < want:
+        case = sub_case(want, alloc, free)
+        if case == TOO_LARGE:
             too_large.append(r)
-        elif int(np.maximum(free, 0).sum()) >= want:  # Python ints: a sum over 5,000 nodes stays exact
+        elif case == FRAGMENTED:
             fragmented = True
     rest = None
     if len(rows) < n:
